@@ -1,0 +1,21 @@
+import { defineConfig, type Options } from "tsup";
+
+/**
+ * The one build recipe every package extends: ESM only, Node 20, declarations on,
+ * dependencies left external (npm installs them next to the package).
+ */
+export function packageBuild(overrides: Options = {}) {
+  return defineConfig({
+    entry: ["src/index.ts"],
+    format: ["esm"],
+    target: "node20",
+    platform: "node",
+    dts: true,
+    sourcemap: true,
+    clean: true,
+    splitting: false,
+    treeshake: true,
+    tsconfig: "tsconfig.build.json",
+    ...overrides,
+  });
+}
