@@ -1,0 +1,23 @@
+// Runs every benchmark figure (or those named on the command line) and prints one JSON line
+// each. Add a figure: write bench/figures/<name>.ts exporting a `Figure`, list it below.
+//   node --import tsx bench/run.ts [name-substring ...]
+import { type Figure, printFigure, withOtherLoad } from "./_figure.js";
+import { sr25519VerifyFigure } from "./figures/sr25519-verify.js";
+import { sr25519VerifyPoolFigure } from "./figures/sr25519-verify-pool.js";
+
+const FIGURES: Figure[] = [sr25519VerifyFigure, sr25519VerifyPoolFigure];
+
+const filters = process.argv.slice(2);
+const selected = FIGURES.filter(
+  (figure) => filters.length === 0 || filters.some((f) => figure.name.includes(f)),
+);
+if (selected.length === 0) {
+  console.error(
+    `no figure matches ${filters.join(" ")}; known: ${FIGURES.map((f) => f.name).join(", ")}`,
+  );
+  process.exit(2);
+}
+for (const figure of selected) {
+  const [result, otherLoad] = await withOtherLoad(() => figure.run());
+  printFigure(figure.name, otherLoad === undefined ? result : { ...result, other_load: otherLoad });
+}

@@ -1,0 +1,303 @@
+import type { Static, TSchema } from "@sinclair/typebox";
+import { type IRequest, Router } from "itty-router";
+import { DEFAULT_BODY_LIMIT, parseJsonBody, readBodyWithLimit, requireMediaType } from "./body.js";
+import { HttpError } from "./http-error.js";
+import { createLogger, type Logger } from "./logger.js";
+import { buildOpenApi, type OpenApiDocument } from "./openapi.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "./request-id.js";
+import { type ValidationIssue, validateValue } from "./validation.js";
+import { ValidationError } from "./validation-error.js";
+
+/** HTTP methods a route can answer. */
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "HEAD";
+
+/**
+ * How a route takes its body: a TypeBox schema (JSON, validated), "raw" (bytes, read with the
+ * size limit and checked against `contentTypes`), or "stream" (left untouched, e.g. a proxy).
+ */
+export type BodySpec = TSchema | "raw" | "stream";
+
+type Infer<S> = S extends TSchema ? Static<S> : Record<string, never>;
+type InferBody<B> = B extends TSchema ? Static<B> : B extends "raw" ? Uint8Array : undefined;
+
+/** What the server passes along with each request (the node adapter fills both). */
+export interface ServerEnv {
+  remoteAddress?: string;
+  /** The request target (path and query) exactly as sent, before URL parsing normalised it. */
+  rawTarget?: string;
+}
+
+/** Everything a handler gets: validated inputs plus the raw request. */
+export interface RouteContext<P = unknown, Q = unknown, H = unknown, B = unknown> {
+  request: Request;
+  url: URL;
+  params: P;
+  query: Q;
+  headers: H;
+  body: B;
+  requestId: string;
+  log: Logger;
+  env: ServerEnv;
+}
+
+/** A documented response of a route, for OpenAPI. */
+export interface ResponseSpec {
+  description: string;
+  schema?: TSchema;
+  contentType?: string;
+}
+
+/** A hook that runs before the handler (auth, rate limits); it throws HttpError to refuse. */
+export type BeforeHook = (ctx: RouteContext) => void | Promise<void>;
+
+/** A route: where it lives, what it accepts (schemas) and the handler. */
+export interface RouteDefinition<
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  H extends TSchema | undefined = undefined,
+  B extends BodySpec | undefined = undefined,
+> {
+  method: HttpMethod | readonly HttpMethod[];
+  /** itty-router syntax: `/v1/items/:id`, greedy `/files/:path+`. */
+  path: string;
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  operationId?: string;
+  params?: P;
+  query?: Q;
+  headers?: H;
+  body?: B;
+  /** Media types a "raw" body accepts (415 otherwise). JSON bodies always need JSON. */
+  contentTypes?: readonly string[];
+  /** Byte cap for this route's body (413 past it); the app default otherwise. */
+  bodyLimit?: number;
+  responses?: Record<number, ResponseSpec>;
+  /** Security scheme names, for OpenAPI. */
+  security?: string[];
+  /** Leave this route out of /openapi.json (e.g. HTML pages). */
+  hidden?: boolean;
+  before?: readonly BeforeHook[];
+  handler: (
+    ctx: RouteContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>>,
+  ) => unknown | Promise<unknown>;
+}
+
+/** A route as stored by the app, with its type parameters erased. */
+export type AnyRoute = RouteDefinition<
+  TSchema | undefined,
+  TSchema | undefined,
+  TSchema | undefined,
+  BodySpec | undefined
+>;
+
+/** Options of {@link createApp}. */
+export interface AppOptions {
+  /** Service name: OpenAPI title and the `name` of log lines. */
+  name: string;
+  version: string;
+  description?: string;
+  logger?: Logger;
+  /** Default body cap in bytes (1 MiB). */
+  bodyLimit?: number;
+  /** OpenAPI security schemes, keyed by the names routes list in `security`. */
+  securitySchemes?: Record<string, unknown>;
+  /** Serve GET /openapi.json (default true). */
+  openapi?: boolean;
+}
+
+/** An HTTP application: register routes, then hand `fetch` to a server or call it in tests. */
+export interface App {
+  readonly name: string;
+  readonly log: Logger;
+  route<
+    P extends TSchema | undefined = undefined,
+    Q extends TSchema | undefined = undefined,
+    H extends TSchema | undefined = undefined,
+    B extends BodySpec | undefined = undefined,
+  >(definition: RouteDefinition<P, Q, H, B>): App;
+  /** Answer one request; never throws. */
+  fetch(request: Request, env?: ServerEnv): Promise<Response>;
+  openapi(): OpenApiDocument;
+  routes(): readonly AnyRoute[];
+}
+
+/** A JSON response with an explicit status (handlers may also just return a value: 200). */
+export function json(data: unknown, init: ResponseInit = {}): Response {
+  const headers = new Headers(init.headers);
+  if (!headers.has("content-type")) headers.set("content-type", "application/json");
+  return new Response(JSON.stringify(data), { ...init, headers });
+}
+
+function toResponse(value: unknown): Response {
+  if (value instanceof Response) return value;
+  if (value === undefined) return new Response(null, { status: 204 });
+  return json(value);
+}
+
+function queryObject(url: URL, schema: TSchema | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const properties = (schema?.properties ?? {}) as Record<string, TSchema>;
+  for (const key of new Set(url.searchParams.keys())) {
+    const all = url.searchParams.getAll(key);
+    out[key] = properties[key]?.type === "array" ? all : all[all.length - 1];
+  }
+  return out;
+}
+
+function decodeParams(raw: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(raw ?? {})) {
+    try {
+      out[key] = decodeURIComponent(value);
+    } catch {
+      throw new ValidationError([
+        { loc: ["path", key], msg: "Malformed percent-encoding", type: "value_error" },
+      ]);
+    }
+  }
+  return out;
+}
+
+function validated<T>(
+  schema: TSchema | undefined,
+  value: unknown,
+  source: "path" | "query" | "header" | "body",
+  issues: ValidationIssue[],
+): T {
+  if (!schema) return value as T;
+  const result = validateValue<T>(schema, value, source);
+  if (result.ok) return result.value;
+  issues.push(...result.issues);
+  return value as T;
+}
+
+async function readBody(route: AnyRoute, request: Request, defaultLimit: number): Promise<unknown> {
+  const spec = route.body;
+  if (spec === undefined || spec === "stream") return undefined;
+  const limit = route.bodyLimit ?? defaultLimit;
+  if (spec === "raw") {
+    if (route.contentTypes?.length) requireMediaType(request, route.contentTypes);
+    return readBodyWithLimit(request, limit);
+  }
+  requireMediaType(request, ["application/json"]);
+  return parseJsonBody(await readBodyWithLimit(request, limit));
+}
+
+function withRequestId(response: Response, requestId: string): Response {
+  try {
+    response.headers.set(REQUEST_ID_HEADER, requestId);
+    return response;
+  } catch {
+    // Responses from fetch() have immutable headers: copy them once.
+    const copy = new Response(response.body, response);
+    copy.headers.set(REQUEST_ID_HEADER, requestId);
+    return copy;
+  }
+}
+
+/**
+ * Create an app. Every route's inputs are validated against its TypeBox schemas (422 in
+ * FastAPI's shape), errors render through {@link HttpError}, unknown errors are logged and
+ * answered 500 without internals, and /openapi.json is generated from the same schemas.
+ */
+export function createApp(options: AppOptions): App {
+  const log = options.logger ?? createLogger({ name: options.name });
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const router = Router<IRequest, [ServerEnv, string]>();
+  const registered: AnyRoute[] = [];
+
+  const dispatch = async (
+    route: AnyRoute,
+    request: IRequest,
+    env: ServerEnv,
+    requestId: string,
+  ) => {
+    const url = new URL(request.url);
+    const issues: ValidationIssue[] = [];
+    const params = validated(route.params, decodeParams(request.params), "path", issues);
+    const query = validated(route.query, queryObject(url, route.query), "query", issues);
+    const headers = validated(route.headers, Object.fromEntries(request.headers), "header", issues);
+    if (issues.length) throw new ValidationError(issues);
+    const raw = await readBody(route, request as unknown as Request, bodyLimit);
+    const body =
+      route.body && typeof route.body === "object"
+        ? validated(route.body, raw, "body", issues)
+        : raw;
+    if (issues.length) throw new ValidationError(issues);
+    const ctx: RouteContext = {
+      request: request as unknown as Request,
+      url,
+      params,
+      query,
+      headers,
+      body,
+      requestId,
+      log: log.child({ request_id: requestId }),
+      env,
+    };
+    for (const hook of route.before ?? []) await hook(ctx);
+    return toResponse(await route.handler(ctx as never));
+  };
+
+  const app: App = {
+    name: options.name,
+    log,
+    route(definition) {
+      const route = definition as unknown as AnyRoute;
+      registered.push(route);
+      const methods = typeof route.method === "string" ? [route.method] : route.method;
+      for (const method of methods) {
+        const register = (
+          router as unknown as Record<string, (path: string, handler: unknown) => void>
+        )[method.toLowerCase()];
+        register?.(route.path, (request: IRequest, env: ServerEnv, requestId: string) =>
+          dispatch(route, request, env, requestId),
+        );
+      }
+      return app;
+    },
+    async fetch(request, env = {}) {
+      const requestId = requestIdOf(request);
+      try {
+        let response: Response | undefined = await router.fetch(request, env, requestId);
+        // HEAD falls back to the GET route; the adapter sends no body for HEAD.
+        if (!response && request.method === "HEAD") {
+          response = await router.fetch(new Request(request, { method: "GET" }), env, requestId);
+        }
+        if (!response) throw new HttpError(404, "not_found", "Not Found");
+        return withRequestId(response, requestId);
+      } catch (error) {
+        if (error instanceof HttpError) return withRequestId(error.toResponse(), requestId);
+        log.error("unhandled error", { request_id: requestId, method: request.method, error });
+        const body = {
+          detail: "Internal Server Error",
+          code: "internal_error",
+          request_id: requestId,
+        };
+        return withRequestId(json(body, { status: 500 }), requestId);
+      }
+    },
+    openapi() {
+      return buildOpenApi(options, registered);
+    },
+    routes() {
+      return registered;
+    },
+  };
+
+  if (options.openapi !== false) {
+    let cached: { routes: number; document: OpenApiDocument } | undefined;
+    app.route({
+      method: "GET",
+      path: "/openapi.json",
+      hidden: true,
+      handler: () => {
+        if (cached?.routes !== registered.length)
+          cached = { routes: registered.length, document: app.openapi() };
+        return cached.document;
+      },
+    });
+  }
+  return app;
+}

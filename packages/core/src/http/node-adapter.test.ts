@@ -1,0 +1,156 @@
+import { request as httpRequest } from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import { createApp } from "./app.js";
+import { type RunningServer, serve } from "./node-adapter.js";
+import { sseResponse } from "./sse.js";
+
+let running: RunningServer | undefined;
+afterEach(async () => {
+  await running?.close(100);
+  running = undefined;
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("node adapter", () => {
+  it("streams a response: the first chunk arrives before the handler has finished", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    running = await serve(() => {
+      const body = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          controller.enqueue(new TextEncoder().encode("first;"));
+          await released;
+          controller.enqueue(new TextEncoder().encode("second"));
+          controller.close();
+        },
+      });
+      return new Response(body, { headers: { "content-type": "text/plain" } });
+    });
+    const res = await fetch(running.url);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe("first;");
+    release();
+    let rest = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      rest += new TextDecoder().decode(value);
+    }
+    expect(rest).toBe("second");
+  });
+
+  it("streams a request body to the handler and passes the raw target", async () => {
+    const app = createApp({ name: "echo", version: "0" });
+    app.route({
+      method: "POST",
+      path: "/echo/*",
+      body: "stream",
+      handler: async ({ request, env }) => ({
+        text: await request.text(),
+        raw: env.rawTarget,
+        peer: env.remoteAddress,
+      }),
+    });
+    running = await serve(app.fetch);
+    const result = await new Promise<string>((resolve, reject) => {
+      // A raw path option: a URL string would be normalised by the client before sending.
+      const target = {
+        host: "127.0.0.1",
+        port: running!.port,
+        path: "/echo/a//b/%2e%2e/c?x=1",
+        method: "POST",
+      };
+      const req = httpRequest(target, (res) => {
+        let data = "";
+        res.on("data", (chunk) => {
+          data += chunk;
+        });
+        res.on("end", () => resolve(data));
+      });
+      req.on("error", reject);
+      req.write("part-1;");
+      setTimeout(() => req.end("part-2"), 20);
+    });
+    const body = JSON.parse(result);
+    expect(body.text).toBe("part-1;part-2");
+    expect(body.raw).toBe("/echo/a//b/%2e%2e/c?x=1");
+    expect(body.peer).toMatch(/127\.0\.0\.1/);
+  });
+
+  it("passes multiple Set-Cookie headers and status text through", async () => {
+    running = await serve(() => {
+      const headers = new Headers();
+      headers.append("set-cookie", "a=1");
+      headers.append("set-cookie", "b=2");
+      return new Response("created", { status: 201, headers });
+    });
+    const res = await fetch(running.url);
+    expect(res.status).toBe(201);
+    expect(res.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
+  });
+
+  it("streams server-sent events with resume and stops the source on disconnect", async () => {
+    let stopped = false;
+    running = await serve((request) =>
+      sseResponse(
+        request,
+        async function* ({ lastEventId, signal }) {
+          let id = Number(lastEventId ?? 0);
+          try {
+            while (!signal.aborted) {
+              id += 1;
+              yield { id: String(id), event: "tick", data: { n: id } };
+              await sleep(10);
+            }
+          } finally {
+            stopped = true;
+          }
+        },
+        { heartbeatMs: 5 },
+      ),
+    );
+    const controller = new AbortController();
+    const res = await fetch(running.url, {
+      headers: { "last-event-id": "41" },
+      signal: controller.signal,
+    });
+    expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const reader = res.body!.getReader();
+    let text = "";
+    while (!text.includes("id: 43")) {
+      const { value } = await reader.read();
+      text += new TextDecoder().decode(value);
+    }
+    expect(text).toContain(": connected\n\n");
+    expect(text).toContain('id: 42\nevent: tick\ndata: {"n":42}\n\n');
+    controller.abort();
+    for (let i = 0; i < 50 && !stopped; i++) await sleep(10);
+    expect(stopped).toBe(true);
+  });
+
+  it("answers 500 with no internals when a plain handler throws", async () => {
+    running = await serve(
+      () => {
+        throw new Error("secret internals");
+      },
+      {
+        log: {
+          debug() {},
+          info() {},
+          warn() {},
+          error() {},
+          child() {
+            return this;
+          },
+        },
+      },
+    );
+    const res = await fetch(running.url);
+    expect(res.status).toBe(500);
+    expect(await res.text()).not.toContain("secret");
+  });
+});

@@ -1,0 +1,147 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
+import type { ServerEnv } from "./app.js";
+import { createLogger, type Logger } from "./logger.js";
+
+/** Anything that answers a web-standard Request: `app.fetch`, or a plain function. */
+export type FetchHandler = (request: Request, env: ServerEnv) => Promise<Response> | Response;
+
+/** Options of {@link serve}. */
+export interface ServeOptions {
+  host?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  log?: Logger;
+  /** Close idle keep-alive sockets after this long (ms). */
+  keepAliveTimeout?: number;
+}
+
+/** A listening server. */
+export interface RunningServer {
+  server: Server;
+  host: string;
+  port: number;
+  /** Base URL, e.g. http://127.0.0.1:8080 */
+  url: string;
+  /** Stop accepting, let in-flight requests finish briefly, then drop the rest. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const BODYLESS = new Set(["GET", "HEAD"]);
+
+/**
+ * Turn a node request into a web Request whose body streams (never buffered here). The origin
+ * is the server's own address: a client's Host header never decides how the URL parses.
+ */
+export function toWebRequest(req: IncomingMessage, origin: string, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const value = req.rawHeaders[i + 1]!;
+    try {
+      headers.append(name, value);
+    } catch {
+      // A header value undici refuses (invalid bytes) is dropped rather than failing the request.
+    }
+  }
+  const method = req.method ?? "GET";
+  const target = req.url?.startsWith("/") ? req.url : `/${req.url ?? ""}`;
+  const init: RequestInit & { duplex?: "half" } = { method, headers, signal };
+  if (!BODYLESS.has(method)) {
+    init.body = Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>;
+    init.duplex = "half";
+  }
+  return new Request(new URL(target, origin), init);
+}
+
+/** Write a web Response to a node response, streaming with backpressure. */
+export async function writeWebResponse(
+  res: ServerResponse,
+  response: Response,
+  method: string,
+): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    if (name !== "set-cookie") headers[name] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length) headers["set-cookie"] = cookies;
+  res.writeHead(response.status, response.statusText || undefined, headers);
+  if (!response.body || method === "HEAD" || response.status === 204 || response.status === 304) {
+    await response.body?.cancel().catch(() => {});
+    res.end();
+    return;
+  }
+  // Send headers now: a stream (SSE) may not produce its first byte for a while.
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  const onClose = () => void reader.cancel().catch(() => {});
+  res.once("close", onClose);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (res.destroyed) break;
+      if (!res.write(value)) await Promise.race([once(res, "drain"), once(res, "close")]);
+    }
+    res.end();
+  } catch {
+    // The body failed mid-stream: the status is already sent, so cut the connection.
+    res.destroy();
+  } finally {
+    res.off("close", onClose);
+  }
+}
+
+/** Listen on host:port and answer every request with `handler`. */
+export async function serve(
+  handler: FetchHandler,
+  options: ServeOptions = {},
+): Promise<RunningServer> {
+  const host = options.host ?? "127.0.0.1";
+  const log = options.log ?? createLogger({ name: "http" });
+  let origin = "";
+  const server = createServer(async (req, res) => {
+    const abort = new AbortController();
+    res.once("close", () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const method = req.method ?? "GET";
+    try {
+      const request = toWebRequest(req, origin, abort.signal);
+      const env: ServerEnv = { rawTarget: req.url ?? "/" };
+      if (req.socket.remoteAddress) env.remoteAddress = req.socket.remoteAddress;
+      const response = await handler(request, env);
+      await writeWebResponse(res, response, method);
+    } catch (error) {
+      log.error("request failed in the node adapter", { method, error });
+      if (!res.headersSent) {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ detail: "Internal Server Error", code: "internal_error" }));
+      } else {
+        res.destroy();
+      }
+    }
+  });
+  server.keepAliveTimeout = options.keepAliveTimeout ?? 5_000;
+  server.listen(options.port ?? 0, host);
+  await once(server, "listening");
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  origin = `http://${urlHost}:${address.port}`;
+  return {
+    server,
+    host,
+    port: address.port,
+    url: origin,
+    async close(graceMs = 2_000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      await closed;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import { type Static, Type } from "@sinclair/typebox";
+
+/** Ids of jobs and names of labels: safe in a container name and a Docker label. */
+const JobId = Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$" });
+const EnvName = "^[A-Za-z_][A-Za-z0-9_]*$";
+
+/** Resource caps of one run; each is capped again by the broker's configured maximum. */
+export const BrokerLimits = Type.Object(
+  {
+    cpus: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 64 })),
+    memory_mb: Type.Optional(Type.Integer({ minimum: 16, maximum: 1_048_576 })),
+    pids: Type.Optional(Type.Integer({ minimum: 8, maximum: 32_768 })),
+    tmpfs_mb: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_536 })),
+    output_bytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024 })),
+  },
+  { additionalProperties: false },
+);
+export type BrokerLimits = Static<typeof BrokerLimits>;
+
+/** One file placed into the container before it starts (relative to `/workspace`). */
+export const BrokerFile = Type.Object(
+  {
+    path: Type.String({ minLength: 1, maxLength: 1024 }),
+    content_base64: Type.String({ maxLength: 64 * 1024 * 1024 }),
+    mode: Type.Optional(Type.Integer({ minimum: 0, maximum: 0o777 })),
+  },
+  { additionalProperties: false },
+);
+export type BrokerFile = Static<typeof BrokerFile>;
+
+/**
+ * POST /v1/docker/run. The hardening fields (`network`, `privileged`, `read_only`, `cap_add`,
+ * `devices`, `host_mounts`, `user`) exist so that a request asking to weaken the sandbox is
+ * answered 400 with a clear code instead of being silently ignored.
+ */
+export const BrokerRunRequest = Type.Object(
+  {
+    job_id: JobId,
+    image: Type.String({ minLength: 1, maxLength: 512 }),
+    command: Type.Optional(Type.Array(Type.String({ maxLength: 65_536 }), { maxItems: 1024 })),
+    entrypoint: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 64 })),
+    workdir: Type.Optional(Type.String({ pattern: "^/", maxLength: 1024 })),
+    env: Type.Optional(
+      Type.Record(
+        Type.String({ pattern: EnvName, maxLength: 128 }),
+        Type.String({ maxLength: 65_536 }),
+      ),
+    ),
+    labels: Type.Optional(
+      Type.Record(
+        Type.String({ pattern: "^[a-z0-9][a-z0-9_.-]{0,127}$" }),
+        Type.String({ maxLength: 1024 }),
+      ),
+    ),
+    limits: Type.Optional(BrokerLimits),
+    files: Type.Optional(Type.Array(BrokerFile, { maxItems: 1024 })),
+    timeout_seconds: Type.Integer({ minimum: 1, maximum: 86_400, default: 3600 }),
+    gpus: Type.Integer({ minimum: 0, maximum: 16, default: 0 }),
+    network: Type.Optional(Type.String({ maxLength: 128 })),
+    privileged: Type.Optional(Type.Boolean()),
+    read_only: Type.Optional(Type.Boolean()),
+    cap_add: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 64 })),
+    devices: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 64 })),
+    host_mounts: Type.Optional(Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 64 })),
+    user: Type.Optional(Type.String({ maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+export type BrokerRunRequest = Static<typeof BrokerRunRequest>;
+
+/** Answer of a finished run. */
+export const BrokerRunResponse = Type.Object({
+  container_name: Type.String(),
+  stdout: Type.String(),
+  stderr: Type.String(),
+  returncode: Type.Union([Type.Integer(), Type.Null()]),
+  timed_out: Type.Boolean(),
+  stdout_truncated: Type.Boolean(),
+  stderr_truncated: Type.Boolean(),
+  oom_killed: Type.Boolean(),
+  duration_ms: Type.Integer({ minimum: 0 }),
+});
+export type BrokerRunResponse = Static<typeof BrokerRunResponse>;
+
+/** POST /v1/docker/cleanup: remove the caller's containers, all or those of one job. */
+export const BrokerCleanupRequest = Type.Object(
+  { job_id: Type.Optional(JobId), container_name: Type.Optional(Type.String({ maxLength: 256 })) },
+  { additionalProperties: false },
+);
+export type BrokerCleanupRequest = Static<typeof BrokerCleanupRequest>;
+
+/** Answer of cleanup. */
+export const BrokerCleanupResponse = Type.Object({
+  status: Type.String(),
+  removed: Type.Array(Type.String()),
+});
+export type BrokerCleanupResponse = Static<typeof BrokerCleanupResponse>;
+
+/** POST /v1/docker/list: the caller's containers, optionally of one job. */
+export const BrokerListRequest = Type.Object(
+  { job_id: Type.Optional(JobId) },
+  { additionalProperties: false },
+);
+export type BrokerListRequest = Static<typeof BrokerListRequest>;
+
+/** One container as the broker lists it. */
+export const BrokerContainer = Type.Object({
+  container_name: Type.String(),
+  job_id: Type.String(),
+  image: Type.String(),
+  state: Type.String(),
+  created_at: Type.String({ format: "date-time" }),
+  gpus: Type.Integer(),
+});
+export type BrokerContainer = Static<typeof BrokerContainer>;
+
+/** Answer of list. */
+export const BrokerListResponse = Type.Object({ containers: Type.Array(BrokerContainer) });
+export type BrokerListResponse = Static<typeof BrokerListResponse>;

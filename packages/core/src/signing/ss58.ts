@@ -1,0 +1,92 @@
+import { base58Decode, base58Encode, blake2AsU8a, isBase58 } from "@polkadot/util-crypto";
+
+/** The generic substrate prefix Bittensor uses for every hotkey and coldkey (`5…` addresses). */
+export const SS58_PREFIX = 42;
+
+const CHECKSUM_PREFIX = new TextEncoder().encode("SS58PRE");
+
+function checksum(payload: Uint8Array): Uint8Array {
+  const input = new Uint8Array(CHECKSUM_PREFIX.length + payload.length);
+  input.set(CHECKSUM_PREFIX, 0);
+  input.set(payload, CHECKSUM_PREFIX.length);
+  return blake2AsU8a(input, 512).subarray(0, 2);
+}
+
+function assertPrefix(prefix: number): void {
+  // 46 and 47 are reserved by the ss58 registry; above 16383 does not fit two bytes.
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > 16383 || prefix === 46 || prefix === 47) {
+    throw new RangeError(`invalid ss58 prefix ${prefix}`);
+  }
+}
+
+function prefixBytes(prefix: number): number[] {
+  if (prefix < 64) return [prefix];
+  return [((prefix & 0xfc) >> 2) | 0x40, (prefix >> 8) | ((prefix & 0x03) << 6)];
+}
+
+/** Encodes a 32-byte public key as an ss58 address (prefix 42 unless told otherwise). */
+export function encodeSs58(publicKey: Uint8Array, prefix: number = SS58_PREFIX): string {
+  if (publicKey.length !== 32) {
+    throw new TypeError(`an ss58 account is a 32-byte public key, got ${publicKey.length} bytes`);
+  }
+  assertPrefix(prefix);
+  const head = prefixBytes(prefix);
+  const payload = new Uint8Array(head.length + 32);
+  payload.set(head, 0);
+  payload.set(publicKey, head.length);
+  const out = new Uint8Array(payload.length + 2);
+  out.set(payload, 0);
+  out.set(checksum(payload), payload.length);
+  return base58Encode(out);
+}
+
+/** A decoded ss58 account address. */
+export interface Ss58Account {
+  publicKey: Uint8Array;
+  prefix: number;
+}
+
+/**
+ * Decodes an ss58 account address (32-byte key, any valid prefix, or exactly `expectedPrefix`).
+ * Throws an Error naming what is wrong: not base58, wrong length, bad checksum, other prefix.
+ */
+export function decodeSs58Account(address: string, expectedPrefix?: number): Ss58Account {
+  if (typeof address !== "string") throw new TypeError("an ss58 address is a string");
+  const shown = JSON.stringify(address.length > 64 ? `${address.slice(0, 64)}…` : address);
+  if (address.length === 0 || !isBase58(address)) {
+    throw new Error(`invalid ss58 address ${shown}: not base58`);
+  }
+  const bytes = base58Decode(address);
+  const first = bytes[0] ?? 0;
+  const headLength = first < 64 ? 1 : 2;
+  if (first >= 128 || bytes.length !== headLength + 32 + 2) {
+    throw new Error(`invalid ss58 address ${shown}: not a 32-byte account (${bytes.length} bytes)`);
+  }
+  const payload = bytes.subarray(0, headLength + 32);
+  const sum = checksum(payload);
+  if (sum[0] !== bytes[headLength + 32] || sum[1] !== bytes[headLength + 33]) {
+    throw new Error(`invalid ss58 address ${shown}: bad checksum`);
+  }
+  const second = bytes[1] ?? 0;
+  const prefix =
+    headLength === 1 ? first : ((first & 0x3f) << 2) | (second >> 6) | ((second & 0x3f) << 8);
+  if (expectedPrefix !== undefined && prefix !== expectedPrefix) {
+    throw new Error(`invalid ss58 address ${shown}: prefix ${prefix}, expected ${expectedPrefix}`);
+  }
+  return { publicKey: bytes.slice(headLength, headLength + 32), prefix };
+}
+
+/** Decodes an ss58 address to its 32-byte public key; throws a clear Error when it is not one. */
+export function decodeSs58(address: string, expectedPrefix?: number): Uint8Array {
+  return decodeSs58Account(address, expectedPrefix).publicKey;
+}
+
+/** True when `address` is a well-formed ss58 account address (optionally with that prefix). */
+export function isValidSs58(address: string, expectedPrefix?: number): boolean {
+  try {
+    decodeSs58Account(address, expectedPrefix);
+    return true;
+  } catch {
+    return false;
+  }
+}
