@@ -4,11 +4,12 @@ import { defineConfig } from "vitest/config";
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 // Tests run against the TypeScript sources of every workspace package, never a stale dist/.
-const alias = {
-  "@platform/core": here("packages/core/src/index.ts"),
-  "@platform/challenge-sdk": here("packages/challenge-sdk/src/index.ts"),
-  "@platform/master": here("packages/master/src/index.ts"),
-};
+const alias = [
+  { find: /^@platform\/core$/, replacement: here("packages/core/src/index.ts") },
+  { find: /^@platform\/challenge-sdk$/, replacement: here("packages/challenge-sdk/src/index.ts") },
+  { find: /^@platform\/challenge-sdk\/testing$/, replacement: here("packages/challenge-sdk/src/testing/index.ts") },
+  { find: /^@platform\/master$/, replacement: here("packages/master/src/index.ts") },
+];
 
 const project = (name: string, root: string, timeout = 30_000) => ({
   resolve: { alias },
@@ -23,7 +24,12 @@ const project = (name: string, root: string, timeout = 30_000) => ({
 
 export default defineConfig({
   test: {
-    projects: [project("core", "packages/core")],
+    projects: [
+      project("core", "packages/core"),
+      project("master", "packages/master"),
+      project("challenge-sdk", "packages/challenge-sdk", 60_000),
+      project("cli", "packages/cli", 90_000),
+    ],
     reporters: process.env.CI ? ["default"] : ["default"],
   },
 });

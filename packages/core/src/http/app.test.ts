@@ -218,3 +218,55 @@ describe("createApp", () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe("before hooks", () => {
+  it("run before validation and before the body is read, so a refused caller learns nothing", async () => {
+    const app = createApp({
+      name: "hooks",
+      version: "0",
+      logger: createLogger({ name: "t", level: "silent" }),
+    });
+    let bodyRead = false;
+    app.route({
+      method: "POST",
+      path: "/guarded/:id",
+      params: Type.Object({ id: Type.Integer() }),
+      body: Type.Object({ name: Type.String() }),
+      before: [
+        ({ request }) => {
+          if (request.headers.get("x-key") !== "ok") throw new HttpError(401, "unauthorized", "no");
+        },
+      ],
+      handler: ({ params }) => ({ id: params.id }),
+    });
+    // highWaterMark 0: the stream is pulled only when someone really reads the body.
+    const body = new ReadableStream(
+      {
+        pull(controller) {
+          bodyRead = true;
+          controller.enqueue(new TextEncoder().encode("{}"));
+          controller.close();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const refused = await app.fetch(
+      new Request("http://local/guarded/not-a-number", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        duplex: "half",
+      } as RequestInit),
+    );
+    expect(refused.status).toBe(401);
+    expect(bodyRead).toBe(false);
+    const allowed = await app.fetch(
+      new Request("http://local/guarded/not-a-number", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-key": "ok" },
+        body: "{}",
+      }),
+    );
+    expect(allowed.status).toBe(422);
+  });
+});

@@ -47,7 +47,10 @@ export interface ResponseSpec {
   contentType?: string;
 }
 
-/** A hook that runs before the handler (auth, rate limits); it throws HttpError to refuse. */
+/**
+ * A hook that runs before anything is validated or read (auth, rate limits); it throws HttpError
+ * to refuse. It sees the raw, unvalidated params, query and headers, and no body.
+ */
 export type BeforeHook = (ctx: RouteContext) => void | Promise<void>;
 
 /** A route: where it lives, what it accepts (schemas) and the handler. */
@@ -214,29 +217,34 @@ export function createApp(options: AppOptions): App {
     requestId: string,
   ) => {
     const url = new URL(request.url);
-    const issues: ValidationIssue[] = [];
-    const params = validated(route.params, decodeParams(request.params), "path", issues);
-    const query = validated(route.query, queryObject(url, route.query), "query", issues);
-    const headers = validated(route.headers, Object.fromEntries(request.headers), "header", issues);
-    if (issues.length) throw new ValidationError(issues);
-    const raw = await readBody(route, request as unknown as Request, bodyLimit);
-    const body =
-      route.body && typeof route.body === "object"
-        ? validated(route.body, raw, "body", issues)
-        : raw;
-    if (issues.length) throw new ValidationError(issues);
+    const rawParams = decodeParams(request.params);
+    const rawQuery = queryObject(url, route.query);
+    const rawHeaders = Object.fromEntries(request.headers);
     const ctx: RouteContext = {
       request: request as unknown as Request,
       url,
-      params,
-      query,
-      headers,
-      body,
+      params: rawParams,
+      query: rawQuery,
+      headers: rawHeaders,
+      body: undefined,
       requestId,
       log: log.child({ request_id: requestId }),
       env,
     };
+    // Hooks (auth, rate limits) run first: a refused caller learns nothing from validation
+    // errors and costs no body read.
     for (const hook of route.before ?? []) await hook(ctx);
+    const issues: ValidationIssue[] = [];
+    ctx.params = validated(route.params, rawParams, "path", issues);
+    ctx.query = validated(route.query, rawQuery, "query", issues);
+    ctx.headers = validated(route.headers, rawHeaders, "header", issues);
+    if (issues.length) throw new ValidationError(issues);
+    const raw = await readBody(route, request as unknown as Request, bodyLimit);
+    ctx.body =
+      route.body && typeof route.body === "object"
+        ? validated(route.body, raw, "body", issues)
+        : raw;
+    if (issues.length) throw new ValidationError(issues);
     return toResponse(await route.handler(ctx as never));
   };
 

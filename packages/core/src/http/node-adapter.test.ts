@@ -154,3 +154,62 @@ describe("node adapter", () => {
     expect(await res.text()).not.toContain("secret");
   });
 });
+
+describe("node adapter: refused request bodies", () => {
+  it("survives a 413 on a streamed body and closes that connection, then serves the next one", async () => {
+    const app = createApp({ name: "limits", version: "0", bodyLimit: 1024 });
+    app.route({
+      method: "POST",
+      path: "/upload",
+      body: "raw",
+      contentTypes: ["application/zip"],
+      handler: ({ body }) => ({ n: body.byteLength }),
+    });
+    running = await serve(app.fetch);
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", onUncaught);
+    try {
+      const reply = await new Promise<{ status: number; connection: string | undefined }>(
+        (resolve, reject) => {
+          const req = httpRequest(
+            {
+              host: "127.0.0.1",
+              port: running!.port,
+              path: "/upload",
+              method: "POST",
+              headers: { "content-type": "application/zip" },
+            },
+            (res) => {
+              res.resume();
+              resolve({ status: res.statusCode ?? 0, connection: res.headers.connection });
+            },
+          );
+          req.on("error", () => {});
+          // Chunked, no Content-Length: the limit is found while streaming.
+          for (let i = 0; i < 64; i++) req.write(Buffer.alloc(1024, 1));
+          req.end();
+          req.on("error", reject);
+        },
+      );
+      expect(reply).toEqual({ status: 413, connection: "close" });
+      await sleep(50);
+      const next = await fetch(`${running.url}/upload`, {
+        method: "POST",
+        headers: { "content-type": "application/zip" },
+        body: new Uint8Array(10),
+      });
+      expect(await next.json()).toEqual({ n: 10 });
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off("uncaughtException", onUncaught);
+    }
+  });
+
+  it("closes the connection when a handler answers without reading the body", async () => {
+    running = await serve(() => new Response("refused", { status: 401 }));
+    const res = await fetch(running.url, { method: "POST", body: "x".repeat(100_000) });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("connection")).toBe("close");
+  });
+});

@@ -1,7 +1,6 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Readable } from "node:stream";
 import type { ServerEnv } from "./app.js";
 import { createLogger, type Logger } from "./logger.js";
 
@@ -32,6 +31,52 @@ export interface RunningServer {
 const BODYLESS = new Set(["GET", "HEAD"]);
 
 /**
+ * The request body as a web stream, with backpressure (the socket is paused while the stream's
+ * queue is full). Not `Readable.toWeb(req)`: on Node 20, cancelling that stream (a 413, a proxy
+ * whose upstream failed) makes it enqueue into a closed controller and throw an uncaught
+ * ERR_INVALID_STATE. Cancelling this one just stops listening; the adapter then closes the
+ * connection instead of leaving unread bytes on a keep-alive socket.
+ */
+export function requestBodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
+  let done = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        req.on("data", (chunk: Buffer) => {
+          if (done) return;
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 0) <= 0) req.pause();
+        });
+        req.once("end", () => {
+          if (done) return;
+          done = true;
+          controller.close();
+        });
+        req.once("error", (error) => {
+          if (done) return;
+          done = true;
+          controller.error(error);
+        });
+        req.once("close", () => {
+          if (done) return;
+          done = true;
+          // The client went away mid-body: readers see an error, not a silently short body.
+          controller.error(new Error("request body aborted by the client"));
+        });
+      },
+      pull() {
+        req.resume();
+      },
+      cancel() {
+        done = true;
+        req.pause();
+      },
+    },
+    { highWaterMark: 64 * 1024, size: (chunk) => chunk.byteLength },
+  );
+}
+
+/**
  * Turn a node request into a web Request whose body streams (never buffered here). The origin
  * is the server's own address: a client's Host header never decides how the URL parses.
  */
@@ -50,7 +95,7 @@ export function toWebRequest(req: IncomingMessage, origin: string, signal: Abort
   const target = req.url?.startsWith("/") ? req.url : `/${req.url ?? ""}`;
   const init: RequestInit & { duplex?: "half" } = { method, headers, signal };
   if (!BODYLESS.has(method)) {
-    init.body = Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>;
+    init.body = requestBodyStream(req);
     init.duplex = "half";
   }
   return new Request(new URL(target, origin), init);
@@ -68,6 +113,9 @@ export async function writeWebResponse(
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) headers["set-cookie"] = cookies;
+  // A request body nobody read to the end (a refusal, a 413) must not stay on a keep-alive
+  // socket, where its bytes would be parsed as the next request: close after replying.
+  if (res.req && !res.req.complete && !BODYLESS.has(method)) headers.connection = "close";
   res.writeHead(response.status, response.statusText || undefined, headers);
   if (!response.body || method === "HEAD" || response.status === 204 || response.status === 304) {
     await response.body?.cancel().catch(() => {});

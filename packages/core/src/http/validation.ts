@@ -1,6 +1,25 @@
 import type { TSchema } from "@sinclair/typebox";
+import { FormatRegistry } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler, type ValueError } from "@sinclair/typebox/compiler";
 import { Value, ValueErrorType } from "@sinclair/typebox/value";
+
+// TypeBox knows no string formats until they are registered; our schemas use these.
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+if (!FormatRegistry.Has("date-time")) {
+  FormatRegistry.Set(
+    "date-time",
+    (value) => DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)),
+  );
+}
+if (!FormatRegistry.Has("uri")) {
+  FormatRegistry.Set("uri", (value) => {
+    try {
+      return Boolean(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  });
+}
 
 /** One entry of FastAPI's HTTPValidationError: where, what and which kind of failure. */
 export interface ValidationIssue {

@@ -1,8 +1,8 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { ENV_NAME, keyedRecord } from "./_keyed-record.js";
 
 /** Ids of jobs and names of labels: safe in a container name and a Docker label. */
 const JobId = Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$" });
-const EnvName = "^[A-Za-z_][A-Za-z0-9_]*$";
 
 /** Resource caps of one run; each is capped again by the broker's configured maximum. */
 export const BrokerLimits = Type.Object(
@@ -40,17 +40,9 @@ export const BrokerRunRequest = Type.Object(
     command: Type.Optional(Type.Array(Type.String({ maxLength: 65_536 }), { maxItems: 1024 })),
     entrypoint: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 64 })),
     workdir: Type.Optional(Type.String({ pattern: "^/", maxLength: 1024 })),
-    env: Type.Optional(
-      Type.Record(
-        Type.String({ pattern: EnvName, maxLength: 128 }),
-        Type.String({ maxLength: 65_536 }),
-      ),
-    ),
+    env: Type.Optional(keyedRecord(ENV_NAME, Type.String({ maxLength: 65_536 }))),
     labels: Type.Optional(
-      Type.Record(
-        Type.String({ pattern: "^[a-z0-9][a-z0-9_.-]{0,127}$" }),
-        Type.String({ maxLength: 1024 }),
-      ),
+      keyedRecord("^[a-z0-9][a-z0-9_.-]{0,127}$", Type.String({ maxLength: 1024 })),
     ),
     limits: Type.Optional(BrokerLimits),
     files: Type.Optional(Type.Array(BrokerFile, { maxItems: 1024 })),

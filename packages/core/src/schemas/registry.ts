@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { ENV_NAME, keyedRecord } from "./_keyed-record.js";
 
 /** Challenge slug: lower-case letters, digits and inner hyphens (spec), at most a DNS label. */
 export const Slug = Type.String({
@@ -32,29 +33,20 @@ export const ChallengeResources = Type.Object(
 );
 export type ChallengeResources = Static<typeof ChallengeResources>;
 
-/** Environment variable names: what a shell and Docker accept. */
-const EnvName = "^[A-Za-z_][A-Za-z0-9_]*$";
-
 /** Plain environment for a challenge container (public: never put secrets here). */
-export const ChallengeEnv = Type.Record(
-  Type.String({ pattern: EnvName, maxLength: 128 }),
-  Type.String({ maxLength: 8192 }),
-);
+export const ChallengeEnv = keyedRecord(ENV_NAME, Type.String({ maxLength: 8192 }));
 
 /** Named Docker volumes mounted into the challenge container: {volume name: absolute path}. */
-export const ChallengeVolumes = Type.Record(
-  Type.String({ pattern: "^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$" }),
+export const ChallengeVolumes = keyedRecord(
+  "^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$",
   Type.String({ pattern: "^/[^\\0]*$", maxLength: 1024 }),
 );
 
 /** Secret values by name; write-only: views only ever show the names. */
-export const ChallengeSecrets = Type.Record(
-  Type.String({ pattern: EnvName, maxLength: 128 }),
-  Type.String({ maxLength: 65_536 }),
-);
+export const ChallengeSecrets = keyedRecord(ENV_NAME, Type.String({ maxLength: 65_536 }));
 
 /** Free-form metadata; keys that look secret are filtered from public views. */
-export const ChallengeMetadata = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown());
+export const ChallengeMetadata = keyedRecord("^[^\\u0000-\\u001f]{1,128}$", Type.Unknown());
 
 const Capabilities = Type.Array(Type.String({ pattern: "^[a-z0-9_.-]{1,64}$" }), { maxItems: 64 });
 const BaseUrl = Type.String({ pattern: "^https?://[^\\s]+$", maxLength: 2048 });

@@ -53,3 +53,42 @@ describe("shared schemas", () => {
     expect(validateValue(BrokerRunRequest, { ...run, job_id: "../x" }, "body").ok).toBe(false);
   });
 });
+
+describe("records with patterned keys", () => {
+  const run = { job_id: "job-1", image: "alpine:3" };
+  it.each([
+    ["an env name with '='", { env: { "A=B": "x" } }],
+    ["an env name starting with a digit", { env: { "1X": "x" } }],
+    ["a label key with a space", { labels: { "BAD KEY": "x" } }],
+  ])("refuses %s in a broker run", (_label, extra) => {
+    const result = validateValue(BrokerRunRequest, { ...run, ...extra }, "body");
+    expect(result.ok).toBe(false);
+  });
+
+  it("accepts well-formed keys", () => {
+    expect(
+      validateValue(
+        BrokerRunRequest,
+        { ...run, env: { MODE: "x" }, labels: { "app.tier": "gpu" } },
+        "body",
+      ).ok,
+    ).toBe(true);
+  });
+
+  it("refuses bad env, secret and volume names in a challenge", () => {
+    for (const extra of [
+      { env: { "A B": "x" } },
+      { secrets: { "no-dash": "x" } },
+      { volumes: { "../up": "/data" } },
+    ]) {
+      expect(validateValue(ChallengeCreate, { ...base, ...extra }, "body").ok).toBe(false);
+    }
+    expect(
+      validateValue(
+        ChallengeCreate,
+        { ...base, env: { MODE: "x" }, secrets: { API_KEY: "s" }, volumes: { data: "/data" } },
+        "body",
+      ).ok,
+    ).toBe(true);
+  });
+});

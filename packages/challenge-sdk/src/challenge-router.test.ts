@@ -1,0 +1,97 @@
+import { Type } from "@sinclair/typebox";
+import { describe, expect, it } from "vitest";
+import { type ChallengeRouter, createRouter, type RegisteredRoute } from "./challenge-router.js";
+
+function router(reserved: string[] = []): { r: ChallengeRouter; routes: RegisteredRoute[] } {
+  const routes: RegisteredRoute[] = [];
+  return { r: createRouter(routes, reserved), routes };
+}
+const handler = () => undefined;
+
+describe("createRouter", () => {
+  it("records each kind with its methods", () => {
+    const { r, routes } = router();
+    r.public({ method: "GET", path: "/v1/a", handler })
+      .signed({ method: ["POST", "PUT"], path: "/v1/b", body: Type.Object({}), handler })
+      .bridge({ method: "POST", path: "/internal/v1/bridge/submissions", handler })
+      .internal({ method: "POST", path: "/internal/v1/worker/process-next", handler });
+    expect(routes.map((x) => [x.access, x.methods, x.path])).toEqual([
+      ["public", ["GET"], "/v1/a"],
+      ["signed", ["POST", "PUT"], "/v1/b"],
+      ["bridge", ["POST"], "/internal/v1/bridge/submissions"],
+      ["internal", ["POST"], "/internal/v1/worker/process-next"],
+    ]);
+  });
+
+  it("refuses a public or signed route the proxy would never forward", () => {
+    const { r } = router();
+    expect(() => r.public({ method: "GET", path: "/internal/v1/x", handler })).toThrow(
+      /router.internal/,
+    );
+    expect(() => r.signed({ method: "POST", path: "/internal", handler })).toThrow(/\/internal/);
+    expect(() => r.public({ method: "GET", path: "/health/deep", handler })).toThrow(
+      /blocks this path/,
+    );
+    expect(() => r.public({ method: "GET", path: "/version", handler })).toThrow(
+      /blocks this path/,
+    );
+    expect(() => r.signed({ method: "POST", path: "/v1/benchmarks/:id/run", handler })).toThrow(
+      /blocks/,
+    );
+  });
+
+  it("refuses an internal or bridge route outside /internal", () => {
+    const { r } = router();
+    expect(() => r.internal({ method: "POST", path: "/v1/worker", handler })).toThrow(
+      /under \/internal/,
+    );
+    expect(() => r.bridge({ method: "POST", path: "/bridge/submissions", handler })).toThrow(
+      /under \/internal/,
+    );
+    expect(() => r.internal({ method: "POST", path: "/internals/x", handler })).toThrow(
+      /under \/internal/,
+    );
+  });
+
+  it("refuses a duplicate METHOD path, and the SDK's reserved routes", () => {
+    const { r } = router(["GET /health", "GET /openapi.json"]);
+    r.public({ method: "GET", path: "/v1/a", handler });
+    expect(() => r.signed({ method: ["POST", "GET"], path: "/v1/a", handler })).toThrow(
+      /already registered/,
+    );
+    expect(() => r.public({ method: "GET", path: "/openapi.json", handler })).toThrow(
+      /already registered/,
+    );
+    r.public({ method: "POST", path: "/v1/x", handler });
+  });
+
+  it("refuses malformed paths, options and handlers", () => {
+    const { r } = router();
+    expect(() => r.public({ method: "GET", path: "v1/a", handler })).toThrow(/starts with \//);
+    expect(() => r.public({ method: "GET", path: "/v1/a?x=1", handler })).toThrow(/no query/);
+    expect(() => r.public({ method: [], path: "/v1/a", handler })).toThrow(/at least one method/);
+    expect(() => r.public({ method: "GET", path: "/v1/a", bodyLimit: -1, handler })).toThrow(
+      /bodyLimit/,
+    );
+    expect(() =>
+      r.public({ method: "GET", path: "/v1/a", body: "json" as never, handler }),
+    ).toThrow(/body/);
+    expect(() => r.public({ method: "GET", path: "/v1/a" } as never)).toThrow(/handler/);
+    expect(() =>
+      r.signed({
+        method: "POST",
+        path: "/v1/b",
+        rateLimit: { limit: 0, windowSeconds: 60 },
+        handler,
+      }),
+    ).toThrow(/limit/);
+    expect(() =>
+      r.signed({
+        method: "POST",
+        path: "/v1/b",
+        rateLimit: { limit: 1, windowSeconds: 0 },
+        handler,
+      }),
+    ).toThrow(/windowSeconds/);
+  });
+});

@@ -1,0 +1,44 @@
+import { HttpError, verifySignedRequest } from "@platform/core";
+import type { VerifiedMiner } from "./challenge-router.js";
+import { proxyPathPrefix } from "./proxy-contract.js";
+
+/** What a signed request is checked against. */
+export interface MinerRequest {
+  headers: Headers;
+  method: string;
+  /** The request target as received (`env.rawTarget`), else the parsed URL's path and query. */
+  target: string;
+  /** The exact body bytes received. */
+  body: Uint8Array;
+  slug: string;
+  now?: number;
+}
+
+/**
+ * Verify the four signature headers over method, target, slug, timestamp, nonce and the exact
+ * body (401 with the verifier's code). A miner going through the master signs the path it sent
+ * there, `/challenges/{slug}/...`, which the proxy strips: a signature over that form is
+ * accepted too. Both spellings name one request, and its nonce is single-use either way.
+ */
+export function verifyMinerRequest(request: MinerRequest): VerifiedMiner {
+  const input = {
+    headers: request.headers,
+    method: request.method,
+    body: request.body,
+    slug: request.slug,
+    now: request.now,
+  };
+  let result = verifySignedRequest({ ...input, pathWithQuery: request.target });
+  const prefix = proxyPathPrefix(request.slug);
+  if (!result.ok && result.code === "bad_signature" && request.target.startsWith("/")) {
+    const proxied = verifySignedRequest({ ...input, pathWithQuery: `${prefix}${request.target}` });
+    if (proxied.ok) result = proxied;
+  }
+  if (!result.ok) throw new HttpError(401, result.code, result.message);
+  return {
+    hotkey: result.hotkey,
+    nonce: result.nonce,
+    requestHash: result.requestHash,
+    timestamp: result.timestamp,
+  };
+}
