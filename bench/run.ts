@@ -1,11 +1,12 @@
 // Runs every benchmark figure (or those named on the command line) and prints one JSON line
 // each. Add a figure: write bench/figures/<name>.ts exporting a `Figure`, list it below.
-//   node --import tsx bench/run.ts [name-substring ...]
+//   npm run bench -- [name-substring ...]
 import { type Figure, printFigure, withOtherLoad } from "./_figure.js";
+import { proxyFigure } from "./figures/proxy.js";
 import { sr25519VerifyFigure } from "./figures/sr25519-verify.js";
 import { sr25519VerifyPoolFigure } from "./figures/sr25519-verify-pool.js";
 
-const FIGURES: Figure[] = [sr25519VerifyFigure, sr25519VerifyPoolFigure];
+const FIGURES: Figure[] = [sr25519VerifyFigure, sr25519VerifyPoolFigure, proxyFigure];
 
 const filters = process.argv.slice(2);
 const selected = FIGURES.filter(

@@ -1,2 +1,40 @@
-/** @platform/master: the subnet's control plane. Grows in the control-plane and broker issues. */
-export { MASTER_API_VERSION } from "./version.js";
+/**
+ * @platform/master: the subnet's control plane. Start one with `createMaster(loadMasterConfig())`
+ * (or `platform master serve`); the rest of this index is what operators plug in or reuse:
+ * the weights aggregation and metagraph providers, and the image policy.
+ */
+export {
+  type BrokerConfig,
+  ConfigError,
+  loadMasterConfig,
+  type MasterConfig,
+  type MasterFlags,
+} from "./config.js";
+export { type CreateMasterOptions, createMaster, type Master } from "./master.js";
+export type { MasterContext } from "./master-context.js";
+export type { ChallengeRow } from "./registry/challenge-row.js";
+export type { ChallengeStore } from "./registry/challenge-store.js";
+export {
+  enforceImagePolicy,
+  type ImagePolicy,
+  PRODUCTION_IMAGE_POLICY,
+  parseImageReference,
+} from "./registry/image-policy.js";
+export { MASTER_API_VERSION, MASTER_VERSION } from "./version.js";
+export {
+  type AggregatedWeights,
+  type AggregateOptions,
+  aggregateWeights,
+  BURN_UID,
+  type ChallengeWeightsInput,
+  type FailurePolicy,
+} from "./weights/aggregate-weights.js";
+export { toU16Weights, U16_MAX } from "./weights/chain-weights.js";
+export {
+  httpMetagraph,
+  jsonFileMetagraph,
+  MetagraphError,
+  type MetagraphProvider,
+  parseMetagraph,
+  staticMetagraph,
+} from "./weights/metagraph-provider.js";

@@ -1,0 +1,91 @@
+// Child processes a figure needs (servers under test), started and stopped from one place.
+import { type ChildProcess, spawn } from "node:child_process";
+import { connect } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+
+const children = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
+/** Start a command that says nothing when ready (nginx): pair it with {@link waitForPort}. */
+export function spawnProcess(command: string, args: string[]): ChildProcess {
+  const child = spawn(command, args, { stdio: "ignore" });
+  children.add(child);
+  return child;
+}
+
+/** Resolve once something accepts connections on 127.0.0.1:`port`. */
+export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, "127.0.0.1", () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (open) return;
+    await sleep(100);
+  }
+  throw new Error(`nothing listens on 127.0.0.1:${port} after ${timeoutMs} ms`);
+}
+
+/** Start a command and wait for the first stdout line matching `ready`; returns the child and the match. */
+export function startProcess(
+  command: string,
+  args: string[],
+  ready: RegExp,
+  timeoutMs = 60_000,
+): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(command, args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, LOG_LEVEL: "error" },
+  });
+  children.add(child);
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(
+      () => reject(new Error(`${command} not ready after ${timeoutMs} ms: ${seen}`)),
+      timeoutMs,
+    );
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = seen.match(ready);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout!.off("data", onData);
+        resolve({ child, match });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (chunk: Buffer) => {
+      seen += chunk.toString();
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${command} exited with ${code}: ${seen}`));
+    });
+  });
+}
+
+/** Start a TypeScript file of bench/ in its own Node process (workspace packages from source). */
+export function startTsProcess(file: string, args: string[], ready: RegExp) {
+  const path = fileURLToPath(new URL(file, import.meta.url));
+  return startProcess(
+    process.execPath,
+    ["--conditions=@platform/source", "--import", "tsx", path, ...args],
+    ready,
+  );
+}
+
+/** Stop a child and wait for it to exit. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+  children.delete(child);
+}

@@ -1,0 +1,43 @@
+// A master for the proxy figure, on the embedded database in a temporary folder, with one
+// active challenge ("bench") pointing at the upstream given as argv[2]. Prints its URL.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLogger } from "@platform/core";
+import { createMaster, loadMasterConfig } from "@platform/master";
+
+const upstream = process.argv[2];
+if (!upstream) throw new Error("usage: master.ts <upstream url>");
+const adminToken = "bench-admin-token-0123456789";
+const dataDir = mkdtempSync(join(tmpdir(), "bench-master-"));
+const config = loadMasterConfig(
+  { dataDir, port: 0 },
+  { ...process.env, ADMIN_TOKEN: adminToken, PLATFORM_WEIGHTS_INTERVAL_SECONDS: "0" },
+);
+const master = await createMaster(config, {
+  logger: createLogger({ name: "bench-master", level: "error" }),
+});
+const server = await master.listen({ host: "127.0.0.1", port: 0 });
+const created = await fetch(`${server.url}/v1/admin/challenges`, {
+  method: "POST",
+  headers: { "content-type": "application/json", "x-admin-token": adminToken },
+  body: JSON.stringify({
+    slug: "bench",
+    name: "bench",
+    image: "ghcr.io/bench/bench:1",
+    version: "1",
+    status: "active",
+    internal_base_url: upstream,
+  }),
+});
+if (created.status !== 201)
+  throw new Error(
+    `registering the bench challenge failed: ${created.status} ${await created.text()}`,
+  );
+console.log(server.url);
+
+// Exit cleanly on SIGTERM so `--cpu-prof` can write its profile.
+process.once("SIGTERM", async () => {
+  await master.close();
+  process.exit(0);
+});

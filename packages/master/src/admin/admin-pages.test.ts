@@ -1,0 +1,141 @@
+import { testBackends } from "@platform/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jsonInit, startTestMaster, type TestMaster } from "../../test/test-master.js";
+
+const FORM = { "content-type": "application/x-www-form-urlencoded" };
+const XSS = `<img src=x onerror="alert(1)">&'"`;
+
+describe.each(await testBackends())("admin pages on %s", (backend) => {
+  let t: TestMaster;
+  let cookie = "";
+  let csrf = "";
+
+  beforeAll(async () => {
+    t = await startTestMaster(backend);
+    await t.fetch(
+      "/v1/admin/challenges",
+      jsonInit(
+        "POST",
+        { slug: "xss", name: XSS, image: "ghcr.io/org/c:1.0", version: "1.0", status: "active" },
+        t.admin,
+      ),
+    );
+    const login = await t.fetch("/admin/login", {
+      method: "POST",
+      headers: FORM,
+      body: `token=${encodeURIComponent(t.adminToken)}`,
+    });
+    cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const page = await (await t.fetch("/admin/challenges", { headers: { cookie } })).text();
+    csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+  });
+  afterAll(() => t.close());
+
+  it("answers 401 with the sign-in form, and no data, without credentials", async () => {
+    for (const path of ["/admin", "/admin/challenges"]) {
+      const res = await t.fetch(path);
+      expect(res.status).toBe(401);
+      const text = await res.text();
+      expect(text).toContain('action="/admin/login"');
+      expect(text).not.toContain("xss");
+    }
+  });
+
+  it("refuses a wrong token at sign-in and sets no cookie", async () => {
+    const res = await t.fetch("/admin/login", {
+      method: "POST",
+      headers: FORM,
+      body: "token=wrong-token-wrong-token",
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("set-cookie")).toBeNull();
+    expect(await res.text()).toContain("not right");
+  });
+
+  it("signs in with an HttpOnly, SameSite=Strict session cookie", async () => {
+    const res = await t.fetch("/admin/login", {
+      method: "POST",
+      headers: FORM,
+      body: `token=${encodeURIComponent(t.adminToken)}`,
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/admin");
+    const setCookie = res.headers.get("set-cookie")!;
+    expect(setCookie).toMatch(
+      /^platform_admin=v1\.\d+\.[\w-]{43}; Path=\/admin; HttpOnly; SameSite=Strict; Max-Age=28800$/,
+    );
+    expect(setCookie).not.toContain(t.adminToken);
+  });
+
+  it("serves the pages to the session or to the admin token in headers", async () => {
+    expect((await t.fetch("/admin", { headers: { cookie } })).status).toBe(200);
+    expect((await t.fetch("/admin/challenges", { headers: t.admin })).status).toBe(200);
+  });
+
+  it("refuses a forged or tampered session cookie", async () => {
+    const [prefix, expiry, mac] = cookie.split("=")[1]!.split(".");
+    for (const forged of [
+      `platform_admin=${prefix}.${Number(expiry) + 3600}.${mac}`,
+      `platform_admin=${prefix}.${expiry}.${"A".repeat(43)}`,
+      "platform_admin=v1.9999999999.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+      "platform_admin=",
+    ]) {
+      expect((await t.fetch("/admin", { headers: { cookie: forged } })).status).toBe(401);
+    }
+  });
+
+  it("escapes every value: a hostile challenge name is inert text", async () => {
+    const text = await (await t.fetch("/admin/challenges", { headers: { cookie } })).text();
+    expect(text).not.toContain("<img src=x");
+    expect(text).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;&#39;&quot;");
+  });
+
+  it("sends a strict content security policy with no scripts", async () => {
+    const res = await t.fetch("/admin", { headers: { cookie } });
+    expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    expect(await res.text()).not.toContain("<script");
+  });
+
+  it("refuses a form post without the CSRF token, with another session's token, or from another origin", async () => {
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      t.fetch("/admin/challenges/xss/deactivate", {
+        method: "POST",
+        headers: { ...FORM, cookie, ...headers },
+        body,
+      });
+    expect((await post("")).status).toBe(403);
+    expect((await post("csrf=forged")).status).toBe(403);
+    const other = await t.fetch("/admin/login", {
+      method: "POST",
+      headers: FORM,
+      body: `token=${encodeURIComponent(t.adminToken)}`,
+    });
+    const otherCookie = other.headers.get("set-cookie")!.split(";")[0]!;
+    const otherPage = await (
+      await t.fetch("/admin/challenges", { headers: { cookie: otherCookie } })
+    ).text();
+    const otherCsrf = /name="csrf" value="([^"]+)"/.exec(otherPage)![1]!;
+    if (otherCookie !== cookie) expect((await post(`csrf=${otherCsrf}`)).status).toBe(403);
+    expect((await post(`csrf=${csrf}`, { origin: "https://evil.example" })).status).toBe(403);
+    expect((await post(`csrf=${csrf}`, { origin: "null" })).status).toBe(403);
+    const anonymous = await t.fetch("/admin/challenges/xss/deactivate", {
+      method: "POST",
+      headers: FORM,
+      body: `csrf=${csrf}`,
+    });
+    expect(anonymous.status).toBe(401);
+    expect((await t.master.store.get("xss")).status).toBe("active");
+  });
+
+  it("changes a status from a valid form post and redirects back", async () => {
+    const res = await t.fetch("/admin/challenges/xss/deactivate", {
+      method: "POST",
+      headers: { ...FORM, cookie, origin: "http://master.test" },
+      body: `csrf=${csrf}`,
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/admin/challenges");
+    expect((await t.master.store.get("xss")).status).toBe("inactive");
+  });
+});

@@ -1,0 +1,177 @@
+import type { CapturedOutput } from "./_capped-output.js";
+import type { PlacedFile } from "./broker-files.js";
+import type { ResolvedLimits } from "./hardening.js";
+
+/** Labels that mark and scope every broker workload (and its helper objects). */
+export const LABELS = {
+  managed: "platform.managed",
+  challenge: "platform.challenge",
+  job: "platform.job",
+  deadline: "platform.deadline",
+  master: "platform.master",
+  gpus: "platform.gpus",
+  /** "run" for the workload itself; "staging" / "files" / "network" for its helpers. */
+  role: "platform.role",
+} as const;
+
+/** Which Docker backend runs workloads. */
+export type ExecutorKind = "engine" | "swarm";
+
+/** Everything an executor needs to run one workload; all of it already validated. */
+export interface WorkloadSpec {
+  name: string;
+  slug: string;
+  jobId: string;
+  /** The deployment's id (broker_instance), the `platform.master` label. */
+  masterId: string;
+  image: string;
+  command?: string[];
+  entrypoint?: string[];
+  workdir: string;
+  env: Record<string, string>;
+  labels: Record<string, string>;
+  user: string;
+  limits: ResolvedLimits;
+  files: PlacedFile[];
+  /** Paths the image declares as VOLUMEs: mounted as capped tmpfs, never as disk volumes. */
+  imageVolumes: string[];
+  gpus: number;
+  /** Specific GPU device ids leased to this workload; empty asks for `gpus` by count. */
+  gpuDevices: string[];
+  timeoutSeconds: number;
+  /** Unix seconds past which the reaper removes the workload whatever happens to this master. */
+  deadline: number;
+}
+
+/** How a workload ended. */
+export interface WorkloadResult extends CapturedOutput {
+  returncode: number | null;
+  timed_out: boolean;
+  oom_killed: boolean;
+  /** Removed from outside (cleanup, reaper) before it finished. */
+  removed: boolean;
+}
+
+/** A broker workload as the executor sees it, from its labels. */
+export interface ManagedWorkload {
+  name: string;
+  slug: string;
+  jobId: string;
+  masterId: string;
+  image: string;
+  /** running, exited, created, complete, failed, … */
+  state: string;
+  running: boolean;
+  createdAt: Date;
+  /** When the workload finished (exited or a final task state); null while it runs. */
+  finishedAt: Date | null;
+  deadline: number;
+  gpus: number;
+}
+
+/** A helper object (staging container, files volume, network, config) left behind. */
+export interface ManagedLeftover {
+  kind: string;
+  id: string;
+  /** The workload it belongs to. */
+  workload: string;
+}
+
+/** Raised by an executor when Docker refuses the workload (image, configuration). */
+export class ExecutorError extends Error {
+  override readonly name = "ExecutorError";
+  constructor(
+    readonly code: "image_unavailable" | "executor_error" | "gpu_unavailable",
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+/** What the broker needs to know of an image before running it. */
+export interface PreparedImage {
+  /** Its configured user (empty: root). */
+  user: string | undefined;
+  /** Paths it declares as VOLUMEs. */
+  volumes: string[];
+}
+
+/** What the engine reports about itself, once. */
+export interface EngineFacts {
+  /** docker info ID, or the swarm cluster ID for the swarm backend. */
+  engineId: string;
+  swarmManager: boolean;
+  /** An nvidia runtime is registered with the engine. */
+  nvidia: boolean;
+}
+
+/** A Docker backend for broker workloads: one engine, or a swarm. */
+export interface Executor {
+  readonly kind: ExecutorKind;
+  facts(): Promise<EngineFacts>;
+  /** The image's user and declared volumes, pulling it first if it is not local; ExecutorError when unavailable. */
+  prepareImage(image: string): Promise<PreparedImage>;
+  /**
+   * Run to completion, timeout or abort, then remove everything it created. `ended` is
+   * awaited with the result BEFORE anything is removed, so the broker's row always ends
+   * before its workload disappears (a live row without its workload means it was lost).
+   */
+  run(
+    spec: WorkloadSpec,
+    signal: AbortSignal,
+    ended?: (result: WorkloadResult) => Promise<void>,
+  ): Promise<WorkloadResult>;
+  /** Workloads of deployment `masterId`, optionally of one challenge. */
+  list(masterId: string, slug?: string): Promise<ManagedWorkload[]>;
+  /** Remove a workload and its helpers, whatever its state; false when it was already gone. */
+  remove(name: string): Promise<boolean>;
+  /** Helper objects of `masterId` (staging containers, volumes, networks, configs). */
+  leftovers(masterId: string): Promise<ManagedLeftover[]>;
+  removeLeftover(leftover: ManagedLeftover): Promise<void>;
+}
+
+/** The labels of a workload (or, with `role`, of one of its helpers). */
+export function workloadLabels(spec: WorkloadSpec, role = "run"): Record<string, string> {
+  return {
+    ...spec.labels,
+    [LABELS.managed]: "true",
+    [LABELS.challenge]: spec.slug,
+    [LABELS.job]: spec.jobId,
+    [LABELS.deadline]: String(spec.deadline),
+    [LABELS.master]: spec.masterId,
+    [LABELS.gpus]: String(spec.gpus),
+    [LABELS.role]: role,
+  };
+}
+
+/** Read a workload's identity back from its labels; null when they are not all there. */
+export function workloadFromLabels(
+  name: string,
+  labels: Record<string, string> | undefined,
+  rest: Pick<ManagedWorkload, "image" | "state" | "running" | "createdAt" | "finishedAt">,
+): ManagedWorkload | null {
+  if (labels?.[LABELS.managed] !== "true" || (labels[LABELS.role] ?? "run") !== "run") return null;
+  const slug = labels[LABELS.challenge];
+  const jobId = labels[LABELS.job];
+  const masterId = labels[LABELS.master];
+  const deadline = Number(labels[LABELS.deadline]);
+  if (!slug || !jobId || !masterId || !Number.isFinite(deadline)) return null;
+  return {
+    name,
+    slug,
+    jobId,
+    masterId,
+    deadline,
+    gpus: Number(labels[LABELS.gpus] ?? 0) || 0,
+    ...rest,
+  };
+}
+
+/** Docker label filters selecting the workloads of one deployment (and challenge). */
+export function labelFilters(masterId: string, slug?: string, role?: string): string[] {
+  const filters = [`${LABELS.managed}=true`, `${LABELS.master}=${masterId}`];
+  if (slug) filters.push(`${LABELS.challenge}=${slug}`);
+  if (role) filters.push(`${LABELS.role}=${role}`);
+  return filters;
+}

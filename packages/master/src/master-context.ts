@@ -1,0 +1,21 @@
+import type { App, Database, Logger } from "@platform/core";
+import type { MasterConfig } from "./config.js";
+import type { ChallengeStore } from "./registry/challenge-store.js";
+
+/**
+ * What every route group of the master is given: the app to mount routes on, the registry,
+ * the database, and hooks to start background work with the server and stop it on close.
+ */
+export interface MasterContext {
+  app: App;
+  config: MasterConfig;
+  database: Database;
+  store: ChallengeStore;
+  log: Logger;
+  /** HMAC key for derived tokens and admin sessions. Never log or return it. */
+  masterKey: Buffer;
+  /** Run `start` when the master starts serving (schedulers, reapers). */
+  onListen(start: () => void | Promise<void>): void;
+  /** Run `stop` when the master closes, before the database is closed; last registered runs first. */
+  onClose(stop: () => void | Promise<void>): void;
+}

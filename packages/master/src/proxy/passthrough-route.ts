@@ -1,0 +1,103 @@
+import type { Readable } from "node:stream";
+import {
+  type App,
+  HttpError,
+  type HttpMethod,
+  type RouteContext,
+  type ServerEnv,
+} from "@platform/core";
+import type { ChallengeStore } from "../registry/challenge-store.js";
+import { activeUpstream } from "./_active-upstream.js";
+import { streamedBody } from "./_request-body.js";
+import { isBlockedPath } from "./blocked-paths.js";
+import { type ForwardIdentity, passthroughRequestHeaders } from "./forward-headers.js";
+import { parseProxyTarget } from "./proxy-path.js";
+import type { UpstreamClient } from "./upstream-client.js";
+
+/** What the proxy routes need: the registry and the pooled client to challenges. */
+export interface ProxyDependencies {
+  store: ChallengeStore;
+  upstream: UpstreamClient;
+}
+
+/** Methods the passthrough forwards. */
+export const PASSTHROUGH_METHODS: readonly HttpMethod[] = [
+  "GET",
+  "POST",
+  "PUT",
+  "PATCH",
+  "DELETE",
+  "OPTIONS",
+  "HEAD",
+];
+
+/** 403 `blocked_path`: a private challenge path, whatever its spelling. */
+export function blockedPath(): HttpError {
+  return new HttpError(403, "blocked_path", "This path of the challenge is not public");
+}
+
+/**
+ * The request body to forward, untouched, or null when there is none. Over a socket HTTP/1.1
+ * says a request has a body only with Content-Length or Transfer-Encoding; in-process requests
+ * (no raw target) are judged by their stream alone.
+ */
+export function forwardedBody(
+  request: Request,
+  env: ServerEnv,
+): { body: Readable | null; contentLength: string | null } {
+  const length = request.headers.get("content-length");
+  const none = { body: null, contentLength: null };
+  if (request.method === "GET" || request.method === "HEAD" || !request.body) return none;
+  const declared = length !== null || request.headers.has("transfer-encoding");
+  if (length === "0" || (env.rawTarget !== undefined && !declared)) return none;
+  return { body: streamedBody(request.body), contentLength: length };
+}
+
+/** Client identity fields of a forwarded request. */
+export function forwardIdentity(ctx: RouteContext, slug: string): ForwardIdentity {
+  return { slug, requestId: ctx.requestId, remoteAddress: ctx.env.remoteAddress };
+}
+
+/**
+ * Mount the passthrough: every method on `/challenges/{slug}` and `/challenges/{slug}/{path}`
+ * to the active challenge's internal base URL. The path is read from the target as the client
+ * sent it, normalised, judged by the block rules (403) and forwarded in its normalised form
+ * with the query unchanged; bodies and responses stream both ways.
+ */
+export function registerPassthroughRoutes(app: App, deps: ProxyDependencies): void {
+  const forward = async (ctx: RouteContext) => {
+    const target = parseProxyTarget(ctx.env.rawTarget ?? `${ctx.url.pathname}${ctx.url.search}`);
+    if (isBlockedPath(target.segments)) throw blockedPath();
+    const { base } = await activeUpstream(deps.store, target.slug);
+    const { body, contentLength } = forwardedBody(ctx.request, ctx.env);
+    return deps.upstream.send({
+      slug: target.slug,
+      base,
+      target: `${target.path}${target.query}`,
+      method: ctx.request.method,
+      headers: passthroughRequestHeaders(
+        ctx.request.headers,
+        forwardIdentity(ctx, target.slug),
+        contentLength,
+      ),
+      body,
+      signal: ctx.request.signal,
+    });
+  };
+  // A refused request's body is never read: core's adapter closes that connection instead.
+  const handler = (ctx: RouteContext) => forward(ctx);
+  for (const path of ["/challenges/:slug", "/challenges/:slug/:path+"]) {
+    app.route({
+      method: PASSTHROUGH_METHODS,
+      path,
+      body: "stream",
+      summary: "Public passthrough to an active challenge",
+      description:
+        "Forwards to the challenge's internal base URL. Private paths (/health, /version, /internal, " +
+        "benchmark executions) are 403 whatever their spelling; 404 for a challenge that is not active; " +
+        "502 when it cannot be reached or times out.",
+      tags: ["proxy"],
+      handler,
+    });
+  }
+}

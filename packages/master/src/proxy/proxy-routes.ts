@@ -1,0 +1,36 @@
+import type { MasterContext } from "../master-context.js";
+import { NonceStore } from "./nonce-store.js";
+import { registerPassthroughRoutes } from "./passthrough-route.js";
+import { registerSignedUploadRoute } from "./signed-upload-route.js";
+import { registerSubmissionStatusRoute } from "./submission-status-route.js";
+import { UpstreamClient } from "./upstream-client.js";
+
+/**
+ * Mount the master's public proxy: the passthrough to active challenges, the submission-status
+ * read and the signed upload. One pooled undici client serves all three; the upload's nonce
+ * reservations are pruned while the master listens, and both are closed with it.
+ * @example registerProxyRoutes(context) // in createMaster
+ */
+export function registerProxyRoutes(context: MasterContext): void {
+  const { app, config, database, store, log } = context;
+  const upstream = new UpstreamClient({
+    timeoutMs: config.proxy.timeoutMs,
+    log: log.child({ component: "proxy" }),
+  });
+  const nonces = new NonceStore(database.sql, { log });
+  context.onListen(() => nonces.start());
+  context.onClose(async () => {
+    await nonces.stop();
+    await upstream.close();
+  });
+  // The specific routes first: /v1/challenges/... never reaches the passthrough, but reading
+  // the registrations top-down should say so.
+  registerSubmissionStatusRoute(app, { store, upstream });
+  registerSignedUploadRoute(app, {
+    store,
+    upstream,
+    nonces,
+    uploadLimitBytes: config.proxy.uploadLimitBytes,
+  });
+  registerPassthroughRoutes(app, { store, upstream });
+}

@@ -1,0 +1,330 @@
+import {
+  HttpError,
+  type Logger,
+  type RuntimeOperationResponse,
+  type SseEvent,
+} from "@platform/core";
+import type Docker from "dockerode";
+import { dockerMessage, dockerStatus, ignoreMissing } from "../broker/docker-client.js";
+import { localImage, pullFailure, pullImage } from "../broker/image-pull.js";
+import type { MasterConfig } from "../config.js";
+import type { ChallengeRow } from "../registry/challenge-row.js";
+import type { ChallengeStore } from "../registry/challenge-store.js";
+
+/** Labels of a challenge's own container (never `platform.managed`: the broker's reaper leaves it alone). */
+export const RUNTIME_LABELS = {
+  runtime: "platform.runtime",
+  challenge: "platform.challenge",
+  master: "platform.master",
+} as const;
+
+/** The port a challenge listens on when neither its metadata nor its image says. */
+export const DEFAULT_CHALLENGE_PORT = 8080;
+
+/** What the runtime is built from. */
+export interface ChallengeRuntimeOptions {
+  docker: Docker;
+  config: MasterConfig;
+  store: ChallengeStore;
+  log: Logger;
+  /** The deployment id (`platform.master` label), shared with the broker. */
+  instanceId: () => Promise<string>;
+  /** Can GPU containers run here? */
+  gpuHost: () => Promise<boolean>;
+}
+
+/** The container name of a challenge's service. */
+export function challengeContainerName(slug: string): string {
+  return `platform-challenge-${slug}`;
+}
+
+function answer(
+  row: ChallengeRow,
+  operation: string,
+  status: string,
+  detail: string | null,
+): RuntimeOperationResponse {
+  return { slug: row.slug, operation, status, detail };
+}
+
+/** A failed operation: 502 with the RuntimeOperationResponse fields beside `code`. */
+function failed(
+  row: ChallengeRow,
+  operation: string,
+  detail: string,
+  status = 502,
+  code = "runtime_failed",
+): HttpError {
+  return new HttpError(status, code, detail, {
+    extra: { slug: row.slug, operation, status: "failed" },
+  });
+}
+
+/**
+ * Pull, (re)start and inspect a challenge's own container, `platform-challenge-<slug>`, on
+ * the master's Docker engine. The container joins a user-defined bridge network so the master
+ * reaches it by address; its tokens come from the registry through the master key.
+ */
+export class ChallengeRuntime {
+  constructor(private readonly options: ChallengeRuntimeOptions) {}
+
+  private get docker(): Docker {
+    return this.options.docker;
+  }
+
+  /** Docker's progress while pulling the challenge's image, then one `result` event. */
+  async *pullEvents(row: ChallengeRow, signal: AbortSignal): AsyncGenerator<SseEvent> {
+    let result: RuntimeOperationResponse;
+    try {
+      for await (const progress of pullImage(this.docker, row.image, {
+        timeoutMs: this.options.config.broker.pullTimeoutMs,
+        signal,
+      })) {
+        yield { event: "progress", data: progress };
+      }
+      result = answer(row, "pull", "pulled", `Pulled ${row.image}`);
+    } catch (error) {
+      result = await this.pullFallback(row, error);
+    }
+    yield { event: "result", data: result };
+  }
+
+  /** Pull the challenge's image: "pulled", or "local" when only the engine's copy is there. */
+  async pull(row: ChallengeRow, signal?: AbortSignal): Promise<RuntimeOperationResponse> {
+    try {
+      const options = {
+        timeoutMs: this.options.config.broker.pullTimeoutMs,
+        ...(signal ? { signal } : {}),
+      };
+      for await (const _ of pullImage(this.docker, row.image, options)) {
+        // Only the outcome is reported on this path.
+      }
+      return answer(row, "pull", "pulled", `Pulled ${row.image}`);
+    } catch (error) {
+      const result = await this.pullFallback(row, error);
+      if (result.status === "failed") throw failed(row, "pull", result.detail ?? "pull failed");
+      return result;
+    }
+  }
+
+  private async pullFallback(row: ChallengeRow, error: unknown): Promise<RuntimeOperationResponse> {
+    const reason = pullFailure(error);
+    const local = await localImage(this.docker, row.image).catch(() => null);
+    if (local)
+      return answer(
+        row,
+        "pull",
+        "local",
+        `${row.image} could not be pulled (${reason}); the engine's local copy will be used`,
+      );
+    return answer(
+      row,
+      "pull",
+      "failed",
+      `${row.image} could not be pulled and is not on the engine: ${reason}`,
+    );
+  }
+
+  /** Create or replace the challenge's container from its registry record, and record its address. */
+  async restart(row: ChallengeRow): Promise<RuntimeOperationResponse> {
+    const docker = this.docker;
+    const name = challengeContainerName(row.slug);
+    const instanceId = await this.options.instanceId();
+    let image = await localImage(docker, row.image);
+    if (!image) {
+      try {
+        await this.pull(row);
+      } catch (error) {
+        throw error instanceof HttpError ? failed(row, "restart", error.message) : error;
+      }
+      image = await localImage(docker, row.image);
+      if (!image)
+        throw failed(row, "restart", `${row.image} is not on the engine after pulling it`);
+    }
+    const resources = row.resources as {
+      cpus?: number;
+      memory_mb?: number;
+      gpus?: number;
+      pids_limit?: number;
+    };
+    if ((resources.gpus ?? 0) > 0 && !(await this.options.gpuHost())) {
+      throw failed(
+        row,
+        "restart",
+        `The challenge asks for ${resources.gpus} GPU(s) and this master has no GPU host`,
+        400,
+        "gpu_unavailable",
+      );
+    }
+    const network = await this.ensureNetwork();
+    const existing = await docker
+      .getContainer(name)
+      .inspect()
+      .catch((error) => {
+        if (dockerStatus(error) === 404) return null;
+        throw error;
+      });
+    if (existing && existing.Config.Labels?.[RUNTIME_LABELS.master] !== instanceId) {
+      throw failed(
+        row,
+        "restart",
+        `A container named ${name} exists and does not belong to this master; remove it first`,
+        409,
+        "container_conflict",
+      );
+    }
+    if (existing) await ignoreMissing(() => docker.getContainer(name).remove({ force: true }));
+
+    const port = challengePort(row, image);
+    const env: Record<string, string> = { PORT: String(port), ...row.env, ...row.secrets };
+    Object.assign(env, {
+      CHALLENGE_TOKEN: this.options.store.challengeToken(row),
+      BROKER_TOKEN: this.options.store.brokerToken(row),
+      PLATFORM_CHALLENGE_SLUG: row.slug,
+      PLATFORM_MASTER_URL: this.masterUrl(),
+    });
+    const hostConfig: Docker.HostConfig = {
+      NetworkMode: network,
+      RestartPolicy: { Name: "unless-stopped" },
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges:true"],
+      Init: true,
+      PidsLimit: resources.pids_limit ?? 4096,
+      Tmpfs: { "/tmp": "rw,noexec,nosuid,nodev,size=268435456" },
+      Mounts: Object.entries(row.volumes).map(([volume, target]) => ({
+        Type: "volume" as const,
+        Source: `platform-${row.slug}-${volume}`,
+        Target: target,
+      })),
+      ExtraHosts: ["host.docker.internal:host-gateway"],
+      LogConfig: { Type: "json-file", Config: { "max-size": "10m", "max-file": "3" } },
+    };
+    if (resources.cpus) hostConfig.NanoCpus = Math.round(resources.cpus * 1e9);
+    if (resources.memory_mb) {
+      hostConfig.Memory = resources.memory_mb * 1024 * 1024;
+      hostConfig.MemorySwap = hostConfig.Memory;
+    }
+    if (resources.gpus)
+      hostConfig.DeviceRequests = [
+        { Driver: "nvidia", Count: resources.gpus, Capabilities: [["gpu"]] },
+      ];
+    let container: Docker.Container;
+    try {
+      container = await docker.createContainer({
+        name,
+        Image: row.image,
+        Env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
+        Labels: {
+          [RUNTIME_LABELS.runtime]: "challenge",
+          [RUNTIME_LABELS.challenge]: row.slug,
+          [RUNTIME_LABELS.master]: instanceId,
+        },
+        HostConfig: hostConfig,
+      });
+      await container.start();
+    } catch (error) {
+      await ignoreMissing(() => docker.getContainer(name).remove({ force: true })).catch(() => {});
+      throw failed(row, "restart", `Docker could not start ${name}: ${dockerMessage(error)}`);
+    }
+    const address = (await container.inspect()).NetworkSettings.Networks[network]?.IPAddress;
+    if (!address)
+      throw failed(row, "restart", `${name} started without an address on network ${network}`);
+    const url = `http://${address}:${port}`;
+    await this.options.store.update(row.slug, { internal_base_url: url });
+    this.options.log.info("challenge container started", { slug: row.slug, container: name, url });
+    return answer(row, "restart", "running", `Started ${name} from ${row.image} at ${url}`);
+  }
+
+  /** running / exited / … / missing, with health: Docker's HEALTHCHECK, else GET {internal_base_url}/health. */
+  async status(row: ChallengeRow): Promise<RuntimeOperationResponse> {
+    const name = challengeContainerName(row.slug);
+    let info: Docker.ContainerInspectInfo;
+    try {
+      info = await this.docker.getContainer(name).inspect();
+    } catch (error) {
+      if (dockerStatus(error) === 404)
+        return answer(row, "status", "missing", `No container ${name}`);
+      throw error;
+    }
+    const state = info.State;
+    if (state.Status !== "running") {
+      const detail =
+        state.Status === "exited"
+          ? `Exited with code ${state.ExitCode} at ${state.FinishedAt}`
+          : `Container is ${state.Status}`;
+      return answer(
+        row,
+        "status",
+        state.Status,
+        `${detail}${state.OOMKilled ? " (out of memory)" : ""}`,
+      );
+    }
+    const health = state.Health?.Status
+      ? `health: ${state.Health.Status} (docker healthcheck)`
+      : `health: ${await this.probe(row.internal_base_url)}`;
+    return answer(
+      row,
+      "status",
+      "running",
+      `${health}; started ${state.StartedAt}; image ${info.Config.Image}`,
+    );
+  }
+
+  private async probe(baseUrl: string | null): Promise<string> {
+    if (!baseUrl) return "unknown (no internal_base_url)";
+    try {
+      const response = await fetch(new URL("/health", baseUrl), {
+        signal: AbortSignal.timeout(2_000),
+        redirect: "manual",
+      });
+      await response.body?.cancel();
+      return response.ok
+        ? `ok (GET /health ${response.status})`
+        : `failing (GET /health ${response.status})`;
+    } catch (error) {
+      return `unreachable (${(error as Error).name === "TimeoutError" ? "no answer within 2 s" : (error as Error).message})`;
+    }
+  }
+
+  private masterUrl(): string {
+    return (
+      this.options.config.broker.masterUrl ??
+      `http://host.docker.internal:${this.options.config.port}`
+    );
+  }
+
+  /** The user-defined bridge network challenge containers join, created once. */
+  private async ensureNetwork(): Promise<string> {
+    const name = this.options.config.broker.dockerNetwork;
+    try {
+      await this.docker.getNetwork(name).inspect();
+      return name;
+    } catch (error) {
+      if (dockerStatus(error) !== 404) throw error;
+    }
+    try {
+      await this.docker.createNetwork({
+        Name: name,
+        Driver: "bridge",
+        CheckDuplicate: true,
+        Labels: { [RUNTIME_LABELS.runtime]: "network" },
+      });
+    } catch (error) {
+      // Another restart created it first.
+      if (dockerStatus(error) !== 409) throw error;
+    }
+    return name;
+  }
+}
+
+/** The challenge's port: metadata.port, else the image's first exposed TCP port, else 8080. */
+export function challengePort(row: ChallengeRow, image: Docker.ImageInspectInfo): number {
+  const fromMetadata = Number(row.metadata.port);
+  if (Number.isInteger(fromMetadata) && fromMetadata > 0 && fromMetadata < 65_536)
+    return fromMetadata;
+  for (const key of Object.keys(image.Config?.ExposedPorts ?? {})) {
+    const [port, protocol] = key.split("/");
+    if ((protocol ?? "tcp") === "tcp" && Number(port) > 0) return Number(port);
+  }
+  return DEFAULT_CHALLENGE_PORT;
+}

@@ -1,0 +1,279 @@
+import { once } from "node:events";
+import { createServer, type Server } from "node:net";
+import { type BrokerRunResponse, testBackends } from "@platform/core";
+import type Docker from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { brokerOf } from "../../src/broker/broker-routes.js";
+import { jsonInit, startTestMaster, type TestMaster } from "../test-master.js";
+import {
+  brokerTestConfig,
+  createChallenge,
+  dockerForTests,
+  eventually,
+  executorsUnderTest,
+  IMAGES,
+  leftoversOf,
+  runPlain,
+  type TestChallenge,
+} from "./docker-test-env.js";
+
+const env = await dockerForTests();
+const executors = await executorsUnderTest();
+// The behaviour of a workload does not depend on the database: one backend is enough here
+// (the API suite runs the quota and ownership rules on both).
+const [backend] = await testBackends();
+
+const b64 = (text: string) => Buffer.from(text).toString("base64");
+
+describe.skipIf(!env).each(executors)("broker runs on the %s backend", (executor) => {
+  const docker = env?.docker as Docker;
+  let t: TestMaster;
+  let base: string;
+  let challenge: TestChallenge;
+  let masterId: string;
+
+  beforeAll(async () => {
+    t = await startTestMaster(backend!, brokerTestConfig(executor));
+    base = (await t.listen()).url;
+    challenge = await createChallenge(t, `runs-${executor}`);
+    masterId = await brokerOf(t.master.context)!.ledger.instanceId();
+  });
+  afterAll(async () => {
+    await t?.close();
+    if (t) expect(await leftoversOf(docker, masterId, executor === "swarm")).toEqual([]);
+  });
+
+  const run = async (body: Record<string, unknown>) => {
+    const res = await fetch(
+      `${base}/v1/docker/run`,
+      jsonInit("POST", { image: IMAGES.busybox, timeout_seconds: 60, ...body }, challenge.headers),
+    );
+    return {
+      status: res.status,
+      body: (await res.json()) as BrokerRunResponse & { code?: string; detail?: string },
+    };
+  };
+  const sh = (job: string, script: string, extra: Record<string, unknown> = {}) =>
+    run({ job_id: job, command: ["sh", "-c", script], ...extra });
+
+  it("captures stdout and stderr separately, with the exit code, and removes the container", async () => {
+    const { status, body } = await sh("exit-3", "echo hello out; echo hello err >&2; exit 3");
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      stdout: "hello out\n",
+      stderr: "hello err\n",
+      returncode: 3,
+      timed_out: false,
+      oom_killed: false,
+    });
+    expect(body).toMatchObject({ stdout_truncated: false, stderr_truncated: false });
+    expect(body.container_name).toMatch(
+      new RegExp(`^platform-runs-${executor}-exit-3-[0-9a-f]{8}$`),
+    );
+    expect(body.duration_ms).toBeGreaterThan(0);
+    const zero = await sh("exit-0", "printf ok");
+    expect(zero.body).toMatchObject({ stdout: "ok", stderr: "", returncode: 0 });
+    expect(await leftoversOf(docker, masterId, executor === "swarm")).toEqual([]);
+    const rows = await t.master.database
+      .sql`select status, returncode from broker_runs where container_name = ${body.container_name}`;
+    expect(rows[0]).toMatchObject({ status: "exited", returncode: 3 });
+  });
+
+  describe("the sandbox, probed from inside", () => {
+    let probe: BrokerRunResponse;
+    beforeAll(async () => {
+      const script = [
+        "echo id=$(id -u):$(id -g)",
+        "grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status",
+        "echo ifaces=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ,)",
+        "echo routes=$(ip route 2>/dev/null | grep -c default)",
+        "touch /rootfs-write 2>/dev/null && echo root=writable || echo root=readonly",
+        "echo data > /tmp/x && echo tmp=writable || echo tmp=readonly",
+        "printf '#!/bin/sh\\necho ran\\n' > /tmp/s.sh; chmod +x /tmp/s.sh; /tmp/s.sh 2>/dev/null && echo tmp=exec || echo tmp=noexec",
+        "echo files=$(cat /workspace/in/hello.txt)",
+        "echo workspace-exec=$(/workspace/bin/run.sh)",
+        "touch /workspace/new 2>/dev/null && echo workspace=writable || echo workspace=readonly",
+        "echo pwd=$(pwd)",
+        "echo env=$GREETING",
+      ].join("; ");
+      const { status, body } = await sh("probe", script, {
+        env: { GREETING: "hi there" },
+        files: [
+          { path: "in/hello.txt", content_base64: b64("hello file") },
+          {
+            path: "bin/run.sh",
+            content_base64: b64("#!/bin/sh\necho from-workspace\n"),
+            mode: 0o755,
+          },
+        ],
+      });
+      expect(status).toBe(200);
+      probe = body;
+    });
+
+    it("runs as nobody (65534) when the image would run as root", () =>
+      expect(probe.stdout).toContain("id=65534:65534"));
+    it("has no capabilities and no-new-privileges", () => {
+      expect(probe.stdout).toMatch(/CapEff:\s+0000000000000000/);
+      expect(probe.stdout).toMatch(/CapBnd:\s+0000000000000000/);
+      if (executor === "engine") expect(probe.stdout).toMatch(/NoNewPrivs:\s+1/);
+    });
+    it("has no network", () => {
+      if (executor === "engine") expect(probe.stdout).toContain("ifaces=lo,");
+      expect(probe.stdout).toContain("routes=0");
+    });
+    it("has a read-only root filesystem", () => expect(probe.stdout).toContain("root=readonly"));
+    it("has a writable /tmp where nothing executes", () => {
+      expect(probe.stdout).toContain("tmp=writable");
+      expect(probe.stdout).toContain("tmp=noexec");
+    });
+    it("places the files under /workspace, read-only and executable", () => {
+      expect(probe.stdout).toContain("files=hello file");
+      expect(probe.stdout).toContain("workspace-exec=from-workspace");
+      expect(probe.stdout).toContain("workspace=readonly");
+      expect(probe.stdout).toContain("pwd=/workspace");
+    });
+    it("passes the environment", () => expect(probe.stdout).toContain("env=hi there"));
+  });
+
+  it("cannot reach a server the host offers on the Docker bridge, which a plain container can", async () => {
+    const server: Server = createServer((socket) => socket.end("reached\n"));
+    server.listen(0, "0.0.0.0");
+    await once(server, "listening");
+    const port = (server.address() as { port: number }).port;
+    try {
+      // Control: an unhardened container reaches the host through its gateway: the attack works.
+      const control = await runPlain(
+        docker,
+        `gw=$(ip route | awk '/default/ {print $3}'); echo gw=$gw; nc -w 2 $gw ${port} </dev/null`,
+      );
+      expect(control).toContain("reached");
+      const gateway = /gw=(\S+)/.exec(control)?.[1];
+      const attempt = `nc -w 2 ${gateway} ${port} </dev/null 2>&1; echo rc=$?`;
+      const { body } = await sh("escape", attempt);
+      expect(body.stdout).not.toContain("reached");
+      expect(body.stdout).toMatch(/rc=[1-9]/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("kills a run at its timeout, answers timed_out and leaves nothing behind", async () => {
+    const started = Date.now();
+    const { status, body } = await sh("sleepy", "echo started; sleep 60", { timeout_seconds: 2 });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ timed_out: true, returncode: null, oom_killed: false });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    if (executor === "engine") expect(body.stdout).toBe("started\n");
+    expect(await leftoversOf(docker, masterId, executor === "swarm")).toEqual([]);
+    const [row] = await t.master.database
+      .sql`select status from broker_runs where container_name = ${body.container_name}`;
+    expect(row).toMatchObject({ status: "timed_out" });
+  });
+
+  it("reports an out-of-memory kill", async () => {
+    const { status, body } = await run({
+      job_id: "hog",
+      image: IMAGES.memhog,
+      limits: { memory_mb: 32 },
+    });
+    expect(status).toBe(200);
+    expect(body.oom_killed).toBe(true);
+    expect(body.returncode).not.toBe(0);
+  });
+
+  it("cuts output at limits.output_bytes and says so, per stream", async () => {
+    const { body } = await sh("chatty", "yes abcdefghij | head -c 5000; echo short >&2", {
+      limits: { output_bytes: 1024 },
+    });
+    expect(body.stdout).toHaveLength(1024);
+    expect(body.stdout_truncated).toBe(true);
+    expect(body.stderr).toBe("short\n");
+    expect(body.stderr_truncated).toBe(false);
+    expect(body.returncode).toBe(0);
+  });
+
+  it("keeps the user of an image that is not root", async () => {
+    const { body } = await sh("nonroot", "id -u", { image: IMAGES.nonroot });
+    expect(body.stdout).toBe("1000\n");
+    const asked = await sh("asked-user", "id -u", { user: "4242:4242" });
+    expect(asked.body.stdout).toBe("4242\n");
+  });
+
+  it("applies the hardened configuration and the limits (as Docker records them)", async () => {
+    const pending = sh("inspected", "sleep 20", {
+      limits: { cpus: 1.5, memory_mb: 256, pids: 64 },
+    });
+    const broker = brokerOf(t.master.context)!;
+    let name = "";
+    await eventually(
+      async () => {
+        const [row] = await t.master.database.sql<{ container_name: string }[]>`
+        select container_name from broker_runs where job_id = 'inspected' and ended_at is null`;
+        name = row?.container_name ?? "";
+        return (
+          name !== "" &&
+          (await broker.list(challenge.slug, "inspected")).some((w) => w.state === "running")
+        );
+      },
+      20_000,
+      "the inspected workload to run",
+    );
+    if (executor === "engine") {
+      const info = await docker.getContainer(name).inspect();
+      expect(info.HostConfig).toMatchObject({
+        NetworkMode: "none",
+        ReadonlyRootfs: true,
+        CapDrop: ["ALL"],
+        SecurityOpt: ["no-new-privileges:true"],
+        Init: true,
+        Privileged: false,
+        PidsLimit: 64,
+        Memory: 256 * 1024 * 1024,
+        MemorySwap: 256 * 1024 * 1024,
+        NanoCpus: 1_500_000_000,
+      });
+      expect(info.HostConfig.Tmpfs?.["/tmp"]).toMatch(/noexec/);
+      expect(info.Config.User).toBe("65534:65534");
+      expect(info.Config.Labels).toMatchObject({
+        "platform.managed": "true",
+        "platform.challenge": challenge.slug,
+        "platform.job": "inspected",
+        "platform.master": masterId,
+      });
+      expect(Number(info.Config.Labels["platform.deadline"])).toBeGreaterThan(Date.now() / 1000);
+    } else {
+      const info = (await docker.getService(name).inspect()) as {
+        Spec: {
+          Mode: unknown;
+          TaskTemplate: {
+            ContainerSpec: Record<string, unknown>;
+            Resources: { Limits: Record<string, number> };
+            RestartPolicy: unknown;
+          };
+        };
+      };
+      expect(info.Spec.Mode).toEqual({ Replicated: { Replicas: 1 } });
+      expect(info.Spec.TaskTemplate.ContainerSpec).toMatchObject({
+        ReadOnly: true,
+        Init: true,
+        CapabilityDrop: ["ALL"],
+        User: "65534:65534",
+      });
+      expect(info.Spec.TaskTemplate.RestartPolicy).toMatchObject({ Condition: "none" });
+      expect(info.Spec.TaskTemplate.Resources.Limits).toMatchObject({
+        NanoCPUs: 1_500_000_000,
+        MemoryBytes: 256 * 1024 * 1024,
+        Pids: 64,
+      });
+    }
+    const cleaned = await fetch(
+      `${base}/v1/docker/cleanup`,
+      jsonInit("POST", { job_id: "inspected" }, challenge.headers),
+    );
+    expect(await cleaned.json()).toEqual({ status: "ok", removed: [name] });
+    const answer = await pending;
+    expect(answer.status).toBe(409);
+    expect(answer.body.code).toBe("workload_removed");
+  });
+});

@@ -1,0 +1,67 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Backend, createLogger, createTestDatabase, type RunningServer } from "@platform/core";
+import { loadMasterConfig, type MasterConfig } from "../src/config.js";
+import { createMaster, type Master } from "../src/master.js";
+
+/** A master on a fresh test database, with a known admin token. */
+export interface TestMaster {
+  master: Master;
+  adminToken: string;
+  /** Headers that authorise the admin API. */
+  admin: Record<string, string>;
+  /** Answer a request in-process. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Start listening on a real loopback socket. */
+  listen(): Promise<RunningServer>;
+  close(): Promise<void>;
+}
+
+/** Start a master for a test: its own database on `backend`, its own data dir and key. */
+export async function startTestMaster(
+  backend: Backend,
+  configure: (config: MasterConfig) => void = () => {},
+): Promise<TestMaster> {
+  const adminToken = `admin-${randomBytes(12).toString("hex")}`;
+  const dataDir = mkdtempSync(join(tmpdir(), "platform-master-"));
+  const config = loadMasterConfig({ dataDir, port: 0 }, { ADMIN_TOKEN: adminToken });
+  config.imagePolicy = {
+    allowedPrefixes: ["ghcr.io/", "registry.test/"],
+    requireTagOrDigest: true,
+    forbidLatest: true,
+  };
+  config.weights.intervalSeconds = 0;
+  configure(config);
+  const database = await createTestDatabase({ backend });
+  const master = await createMaster(config, {
+    database,
+    masterKey: randomBytes(32),
+    logger: createLogger({ name: "test-master", level: "silent" }),
+  });
+  return {
+    master,
+    adminToken,
+    admin: { "x-admin-token": adminToken },
+    fetch: (path, init) => master.app.fetch(new Request(`http://master.test${path}`, init)),
+    listen: () => master.listen({ host: "127.0.0.1", port: 0 }),
+    async close() {
+      await master.close();
+      await database.close();
+    },
+  };
+}
+
+/** A JSON request init. */
+export function jsonInit(
+  method: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): RequestInit {
+  return {
+    method,
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  };
+}
