@@ -2,11 +2,19 @@
 // each. Add a figure: write bench/figures/<name>.ts exporting a `Figure`, list it below.
 //   npm run bench -- [name-substring ...]
 import { type Figure, printFigure, withOtherLoad } from "./_figure.js";
+import { brokerFigure } from "./figures/broker.js";
+import { httpKitFigure } from "./figures/http-kit.js";
 import { proxyFigure } from "./figures/proxy.js";
 import { sr25519VerifyFigure } from "./figures/sr25519-verify.js";
 import { sr25519VerifyPoolFigure } from "./figures/sr25519-verify-pool.js";
 
-const FIGURES: Figure[] = [sr25519VerifyFigure, sr25519VerifyPoolFigure, proxyFigure];
+const FIGURES: Figure[] = [
+  sr25519VerifyFigure,
+  sr25519VerifyPoolFigure,
+  httpKitFigure,
+  proxyFigure,
+  brokerFigure,
+];
 
 const filters = process.argv.slice(2);
 const selected = FIGURES.filter(

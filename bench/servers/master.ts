@@ -1,18 +1,23 @@
-// A master for the proxy figure, on the embedded database in a temporary folder, with one
-// active challenge ("bench") pointing at the upstream given as argv[2]. Prints its URL.
+// A master for the bench figures, on the embedded database in a temporary folder, with one
+// active challenge ("bench") pointing at the upstream given as argv[2] (or none). Prints one
+// JSON line: its URL and the challenge's broker token (the broker figure calls the broker).
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger } from "@platform/core";
 import { createMaster, loadMasterConfig } from "@platform/master";
 
-const upstream = process.argv[2];
-if (!upstream) throw new Error("usage: master.ts <upstream url>");
+const upstream = process.argv[2] || null;
 const adminToken = "bench-admin-token-0123456789";
 const dataDir = mkdtempSync(join(tmpdir(), "bench-master-"));
 const config = loadMasterConfig(
   { dataDir, port: 0 },
-  { ...process.env, ADMIN_TOKEN: adminToken, PLATFORM_WEIGHTS_INTERVAL_SECONDS: "0" },
+  {
+    ...process.env,
+    ADMIN_TOKEN: adminToken,
+    PLATFORM_WEIGHTS_INTERVAL_SECONDS: "0",
+    PLATFORM_BROKER_IMAGES: process.env.PLATFORM_BROKER_IMAGES ?? "platform-test/",
+  },
 );
 const master = await createMaster(config, {
   logger: createLogger({ name: "bench-master", level: "error" }),
@@ -34,7 +39,10 @@ if (created.status !== 201)
   throw new Error(
     `registering the bench challenge failed: ${created.status} ${await created.text()}`,
   );
-console.log(server.url);
+const { docker_broker_token: brokerToken } = (await created.json()) as {
+  docker_broker_token: string;
+};
+console.log(JSON.stringify({ url: server.url, brokerToken }));
 
 // Exit cleanly on SIGTERM so `--cpu-prof` can write its profile.
 process.once("SIGTERM", async () => {

@@ -1,5 +1,6 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import { type IRequest, Router } from "itty-router";
+import { textResponse } from "./_known-body.js";
 import { DEFAULT_BODY_LIMIT, parseJsonBody, readBodyWithLimit, requireMediaType } from "./body.js";
 import { HttpError } from "./http-error.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -129,7 +130,7 @@ export interface App {
 export function json(data: unknown, init: ResponseInit = {}): Response {
   const headers = new Headers(init.headers);
   if (!headers.has("content-type")) headers.set("content-type", "application/json");
-  return new Response(JSON.stringify(data), { ...init, headers });
+  return textResponse(JSON.stringify(data), { ...init, headers });
 }
 
 function toResponse(value: unknown): Response {
@@ -228,9 +229,15 @@ export function createApp(options: AppOptions): App {
       headers: rawHeaders,
       body: undefined,
       requestId,
-      log: log.child({ request_id: requestId }),
+      log,
       env,
     };
+    // Most requests never log: make the request-scoped logger only when a handler asks.
+    let child: Logger | undefined;
+    Object.defineProperty(ctx, "log", {
+      get: () => (child ??= log.child({ request_id: requestId })),
+      enumerable: true,
+    });
     // Hooks (auth, rate limits) run first: a refused caller learns nothing from validation
     // errors and costs no body read.
     for (const hook of route.before ?? []) await hook(ctx);

@@ -1,3 +1,5 @@
+import { textResponse } from "./_known-body.js";
+
 /**
  * The one error type a handler throws to answer a client. It carries a stable machine-readable
  * `code` beside the human `message`, and renders itself, so every route answers errors alike:
@@ -31,7 +33,7 @@ export class HttpError extends Error {
   /** The response a client sees: status, stable code and message; never the cause. */
   toResponse(): Response {
     const body = JSON.stringify({ detail: this.message, code: this.code, ...this.extra });
-    return new Response(body, {
+    return textResponse(body, {
       status: this.status,
       headers: { "content-type": "application/json", ...this.headers },
     });

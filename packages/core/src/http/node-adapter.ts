@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { knownBodyOf } from "./_known-body.js";
 import type { ServerEnv } from "./app.js";
 import { createLogger, type Logger } from "./logger.js";
 
@@ -116,14 +117,23 @@ export async function writeWebResponse(
   // A request body nobody read to the end (a refusal, a 413) must not stay on a keep-alive
   // socket, where its bytes would be parsed as the next request: close after replying.
   if (res.req && !res.req.complete && !BODYLESS.has(method)) headers.connection = "close";
+  const known = knownBodyOf(response);
+  if (known !== undefined) {
+    // A body the kit built from a string: one write, with its length, no stream to read.
+    headers["content-length"] = String(Buffer.byteLength(known));
+    res.writeHead(response.status, response.statusText || undefined, headers);
+    res.end(method === "HEAD" ? undefined : known);
+    return;
+  }
   res.writeHead(response.status, response.statusText || undefined, headers);
   if (!response.body || method === "HEAD" || response.status === 204 || response.status === 304) {
     await response.body?.cancel().catch(() => {});
     res.end();
     return;
   }
-  // Send headers now: a stream (SSE) may not produce its first byte for a while.
-  res.flushHeaders();
+  // A body of unknown length (SSE, a chunked upstream) may not produce its first byte for a
+  // while: send the headers now. With a known length they go out with the first chunk.
+  if (!response.headers.has("content-length")) res.flushHeaders();
   const reader = response.body.getReader();
   const onClose = () => void reader.cancel().catch(() => {});
   res.once("close", onClose);

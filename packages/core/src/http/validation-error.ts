@@ -1,3 +1,4 @@
+import { textResponse } from "./_known-body.js";
 import { HttpError } from "./http-error.js";
 import type { ValidationIssue } from "./validation.js";
 
@@ -14,7 +15,7 @@ export class ValidationError extends HttpError {
   }
 
   override toResponse(): Response {
-    return new Response(JSON.stringify({ detail: this.issues }), {
+    return textResponse(JSON.stringify({ detail: this.issues }), {
       status: 422,
       headers: { "content-type": "application/json" },
     });
