@@ -7,7 +7,10 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const alias = [
   { find: /^@platform\/core$/, replacement: here("packages/core/src/index.ts") },
   { find: /^@platform\/challenge-sdk$/, replacement: here("packages/challenge-sdk/src/index.ts") },
-  { find: /^@platform\/challenge-sdk\/testing$/, replacement: here("packages/challenge-sdk/src/testing/index.ts") },
+  {
+    find: /^@platform\/challenge-sdk\/testing$/,
+    replacement: here("packages/challenge-sdk/src/testing/index.ts"),
+  },
   { find: /^@platform\/master$/, replacement: here("packages/master/src/index.ts") },
 ];
 

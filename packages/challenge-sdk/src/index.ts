@@ -103,14 +103,22 @@ export {
 } from "./nonce-store.js";
 export { normalizeWeights } from "./normalize-weights.js";
 export {
-  BLOCKED_PROXY_ROOTS,
-  isBlockedProxyPath,
   isInternalPath,
   isProxiedRequest,
   PLATFORM_HEADERS,
   proxyPathPrefix,
   SLUG_HEADERS,
 } from "./proxy-contract.js";
+// How the master's proxy reads and blocks a path (one implementation, the master imports it).
+export {
+  BLOCKED_PROXY_ROOTS,
+  isBlockedProxyPath,
+  isBlockedProxySegments,
+  plainProxySegment,
+  proxySegmentKey,
+  resolveProxyPath,
+  splitProxyTarget,
+} from "./proxy-contract-path.js";
 export {
   type RateLimitResult,
   type RateLimitRule,
@@ -121,8 +129,12 @@ export {
 export { type RunChallengeOptions, runChallenge } from "./run-challenge.js";
 // The task runner (broker or local Docker) and the hardened container spec both build on.
 export {
+  AttachedRunError,
+  type AttachedRunOptions,
+  type AttachedRunOutcome,
   type BrokerTaskRunnerOptions,
   brokerTaskRunner,
+  type CapturedOutput,
   checkTaskFiles,
   checkTaskLabels,
   DEFAULT_FILE_CAPS,
@@ -135,11 +147,13 @@ export {
   hardenedContainerOptions,
   isRootUser,
   NOBODY,
+  OutputCapture,
   type PlacedFile,
   type ResolvedTaskLimits,
   refuseWeakening,
   resolveTaskLimits,
   resolveTaskUser,
+  runAttachedContainer,
   TASK_LABELS,
   type Task,
   TaskAbortedError,

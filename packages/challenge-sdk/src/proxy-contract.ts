@@ -29,39 +29,9 @@ export const SLUG_HEADERS = [
   PLATFORM_HEADERS.coreChallengeSlug,
 ] as const;
 
-/** First path segments the master's proxy refuses (403) together with everything below them. */
-export const BLOCKED_PROXY_ROOTS: ReadonlySet<string> = new Set([
-  "health",
-  "version",
-  "internal",
-  "benchmark-executions",
-  "benchmark_executions",
-]);
-
-const BENCHMARK_PARENTS: ReadonlySet<string> = new Set(["benchmark", "benchmarks"]);
-const BENCHMARK_ACTIONS: ReadonlySet<string> = new Set(["run", "execute", "launch"]);
-
-/**
- * True when the master's proxy would refuse a public request for `path` (a challenge path such
- * as `/v1/items/:id`): `/health`, `/version`, `/internal` and below, benchmark executions, and a
- * trailing run/execute/launch under `benchmark(s)`. Route parameters (`:id`) never match a rule.
- * @example isBlockedProxyPath("/internal/v1/get_weights") // true
- */
-export function isBlockedProxyPath(path: string): boolean {
-  const bare = path.split("?")[0] ?? "";
-  const segments = bare
-    .split("/")
-    .filter((segment) => segment !== "")
-    .map((segment) => (segment.startsWith(":") ? "" : segment.toLowerCase()));
-  const [first] = segments;
-  if (first === undefined) return false;
-  if (BLOCKED_PROXY_ROOTS.has(first)) return true;
-  if (segments.some((s) => s === "benchmark-executions" || s === "benchmark_executions")) {
-    return true;
-  }
-  const last = segments[segments.length - 1]!;
-  return BENCHMARK_ACTIONS.has(last) && segments.slice(0, -1).some((s) => BENCHMARK_PARENTS.has(s));
-}
+// The block rule and the path reading it depends on live beside this file; re-exported so the
+// contract reads as one module.
+export { BLOCKED_PROXY_ROOTS, isBlockedProxyPath } from "./proxy-contract-path.js";
 
 /** True for a path under `/internal` (where internal and bridge routes must live). */
 export function isInternalPath(path: string): boolean {

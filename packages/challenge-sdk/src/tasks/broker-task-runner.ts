@@ -1,7 +1,7 @@
 import { Agent, type Dispatcher, request } from "undici";
 import { checkTask } from "./_check-task.js";
 import { retryAfterSeconds, taskEmitter } from "./_events.js";
-import { OutputCapture } from "./_output.js";
+import { OutputCapture } from "./output-capture.js";
 import type { Task, TaskResult, TaskRunner, TaskRunOptions } from "./task.js";
 import {
   TaskAbortedError,

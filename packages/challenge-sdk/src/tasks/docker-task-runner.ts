@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Docker from "dockerode";
 import { checkTask } from "./_check-task.js";
 import { taskEmitter } from "./_events.js";
-import { OutputCapture } from "./_output.js";
+import { AttachedRunError, type AttachedRunOutcome, runAttachedContainer } from "./attached-run.js";
 import {
   HARDENED_LIMITS,
   hardenedContainerOptions,
@@ -12,6 +12,7 @@ import {
   type TaskLimitPolicy,
   WORKSPACE,
 } from "./hardened-container.js";
+import { OutputCapture } from "./output-capture.js";
 import type { Task, TaskResult, TaskRunner, TaskRunOptions } from "./task.js";
 import {
   TaskAbortedError,
@@ -43,8 +44,13 @@ export interface DockerTaskRunnerOptions {
 /** The `platform.runner` label value of this backend's containers. */
 export const DOCKER_RUNNER_LABEL = "sdk-docker";
 
-/** How long to wait for the last output after a container exits (ms). */
-const DRAIN_MS = 2_000;
+/** What each failed step of an attached run is reported as. */
+const ATTACHED_RUN_FAILURES: Record<AttachedRunError["step"], string> = {
+  attach: "Docker could not attach to the container",
+  start: "Docker could not start the container",
+  wait: "Docker lost the container",
+  inspect: "Docker lost the container",
+};
 /** Time past a container's deadline before `reap` removes it (its own runner should have). */
 const REAP_GRACE_SECONDS = 60;
 
@@ -302,89 +308,48 @@ export function dockerTaskRunner(options: DockerTaskRunnerOptions = {}): DockerT
       if (held) held.push({ stream, line });
       else emit({ type: "log", jobId, stream, line, at: new Date() });
     });
-    // Attach before start so not a byte is missed: there is no log file to read back.
-    const stream = await container
-      .attach({ stream: true, stdout: true, stderr: true })
-      .catch((error: unknown) => {
-        throw engineError("Docker could not attach to the container", error);
-      });
-    const drained = new Promise<void>((resolve) => {
-      stream.on("data", (chunk: Buffer) => capture.write(chunk));
-      stream.once("end", resolve);
-      stream.once("close", resolve);
-      stream.once("error", () => resolve());
-    });
-    let timedOut = false;
-    let aborted = false;
-    const kill = () => void container.kill().catch(() => {});
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, timeoutSeconds * 1000);
-    const onAbort = () => {
-      aborted = true;
-      kill();
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
+    let outcome: AttachedRunOutcome;
     try {
-      try {
-        await container.start();
-      } catch (error) {
-        throw engineError("Docker could not start the container", error);
-      }
-      emit({ type: "started", jobId, containerName: name, at: new Date() });
-      for (const { stream: which, line } of held ?? [])
-        emit({ type: "log", jobId, stream: which, line, at: new Date() });
-      held = null;
-      if (signal?.aborted) onAbort();
-
-      let exitCode: number | null = null;
-      try {
-        const waited = (await container.wait()) as { StatusCode?: number };
-        exitCode = typeof waited.StatusCode === "number" ? waited.StatusCode : null;
-      } catch (error) {
-        if (dockerStatus(error) !== 404) throw engineError("Docker lost the container", error);
-      }
-      clearTimeout(timer);
-      await Promise.race([drained, sleep(DRAIN_MS)]);
-      capture.end();
-      if (aborted)
-        throw new TaskAbortedError(
-          `Task ${jobId} was aborted; its container was removed`,
-          signal?.reason,
-        );
-      let oomKilled = false;
-      try {
-        const state = (await container.inspect()).State;
-        oomKilled = state.OOMKilled === true;
-      } catch {
-        // Gone already: nothing more to learn.
-      }
-      const output = capture.result();
-      const result: TaskResult = {
-        containerName: name,
-        ...output,
-        exitCode: timedOut ? null : exitCode,
-        timedOut,
-        oomKilled: oomKilled && !timedOut,
-        durationMs: Date.now() - startedAt,
-      };
-      emit({
-        type: "finished",
-        jobId,
-        containerName: name,
-        exitCode: result.exitCode,
-        timedOut,
-        oomKilled: result.oomKilled,
-        durationMs: result.durationMs,
-        at: new Date(),
+      outcome = await runAttachedContainer(container, {
+        timeoutSeconds,
+        capture,
+        signal,
+        onStarted: () => {
+          emit({ type: "started", jobId, containerName: name, at: new Date() });
+          for (const { stream: which, line } of held ?? [])
+            emit({ type: "log", jobId, stream: which, line, at: new Date() });
+          held = null;
+        },
       });
-      return result;
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+    } catch (error) {
+      if (!(error instanceof AttachedRunError)) throw error;
+      throw engineError(ATTACHED_RUN_FAILURES[error.step], error.cause);
     }
+    const { timedOut } = outcome;
+    if (outcome.aborted)
+      throw new TaskAbortedError(
+        `Task ${jobId} was aborted; its container was removed`,
+        signal?.reason,
+      );
+    const result: TaskResult = {
+      containerName: name,
+      ...capture.result(),
+      exitCode: timedOut ? null : outcome.exitCode,
+      timedOut,
+      oomKilled: outcome.oomKilled && !timedOut,
+      durationMs: Date.now() - startedAt,
+    };
+    emit({
+      type: "finished",
+      jobId,
+      containerName: name,
+      exitCode: result.exitCode,
+      timedOut,
+      oomKilled: result.oomKilled,
+      durationMs: result.durationMs,
+      at: new Date(),
+    });
+    return result;
   }
 
   async function reap(): Promise<string[]> {

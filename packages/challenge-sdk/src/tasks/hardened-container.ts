@@ -65,6 +65,7 @@ function above(field: string, value: number, max: number): TaskRejectedError {
   return new TaskRejectedError(
     "limit_exceeded",
     `limits.${field}: ${value} is above the maximum of ${max}; a task may only lower the hardened defaults`,
+    { details: { field: `limits.${field}`, maximum: max } },
   );
 }
 
@@ -102,6 +103,7 @@ function refuse(field: string, message: string): TaskRejectedError {
   return new TaskRejectedError(
     "weakening_refused",
     `${field}: ${message}; the sandbox is never weakened`,
+    { details: { field } },
   );
 }
 
@@ -152,6 +154,7 @@ export function checkTaskLabels(labels: Record<string, string> | undefined): voi
       throw new TaskRejectedError(
         "invalid_label",
         `labels.${key}: the "platform." namespace is reserved for runners`,
+        { details: { field: `labels.${key}` } },
       );
     }
   }

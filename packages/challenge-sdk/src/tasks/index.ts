@@ -1,3 +1,9 @@
+export {
+  AttachedRunError,
+  type AttachedRunOptions,
+  type AttachedRunOutcome,
+  runAttachedContainer,
+} from "./attached-run.js";
 export { type BrokerTaskRunnerOptions, brokerTaskRunner } from "./broker-task-runner.js";
 export {
   DOCKER_RUNNER_LABEL,
@@ -20,6 +26,7 @@ export {
   type TaskLimitPolicy,
   WORKSPACE,
 } from "./hardened-container.js";
+export { type CapturedOutput, OutputCapture } from "./output-capture.js";
 export {
   type Task,
   type TaskEvent,

@@ -36,8 +36,20 @@ export class TaskError extends Error {
  */
 export class TaskRejectedError extends TaskError {
   override name = "TaskRejectedError";
-  constructor(code: string, message: string, options: { status?: number; cause?: unknown } = {}) {
-    super(code, message, { ...options, retryable: false });
+  /** What was refused, for machines: `field` (and `maximum`) or a file's `index`. */
+  readonly details: Readonly<Record<string, string | number>>;
+  constructor(
+    code: string,
+    message: string,
+    options: {
+      status?: number;
+      cause?: unknown;
+      details?: Readonly<Record<string, string | number>>;
+    } = {},
+  ) {
+    const { details, ...rest } = options;
+    super(code, message, { ...rest, retryable: false });
+    this.details = details ?? {};
   }
 }
 

@@ -75,6 +75,14 @@ describe("task files", () => {
     expect(checkTaskFiles([taskFile("a", "12345")], null)).toHaveLength(1);
   });
 
+  it("puts parent directories before their files", () => {
+    const placed = checkTaskFiles([taskFile("x/y/z.txt", "deep"), taskFile("top", "t", 0o700)]);
+    const tarPath = join(scratch, "order.tar");
+    writeFileSync(tarPath, taskFilesArchive(placed));
+    const listing = execFileSync("tar", ["-tf", tarPath], { encoding: "utf8" }).trim().split("\n");
+    expect(listing).toEqual(["x/", "x/y/", "x/y/z.txt", "top"]);
+  });
+
   it("builds a tar that a real tar extracts to exactly the files, owned by root, with their modes", () => {
     const long = `${"deep/".repeat(25)}leaf.txt`;
     const files = checkTaskFiles([

@@ -26,7 +26,9 @@ export interface PlacedFile {
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 function invalid(index: number, message: string): TaskRejectedError {
-  return new TaskRejectedError("invalid_file", `files[${index}]: ${message}`);
+  return new TaskRejectedError("invalid_file", `files[${index}]: ${message}`, {
+    details: { index },
+  });
 }
 
 /** Why `path` cannot name a file under /workspace, or null when it can. */
@@ -55,9 +57,11 @@ export function checkTaskFiles(
 ): PlacedFile[] {
   if (!files?.length) return [];
   if (caps && files.length > caps.maxCount) {
+    // The index named is the first file past the cap.
     throw new TaskRejectedError(
       "invalid_file",
       `At most ${caps.maxCount} files per task, got ${files.length}`,
+      { details: { index: caps.maxCount } },
     );
   }
   const placed: PlacedFile[] = [];

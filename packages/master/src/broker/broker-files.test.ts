@@ -1,10 +1,6 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { HttpError } from "@platform/core";
 import { describe, expect, it } from "vitest";
-import { filesArchive, parentDirectories, validateFiles } from "./broker-files.js";
+import { validateFiles } from "./broker-files.js";
 
 const caps = { maxCount: 4, maxFileBytes: 10, maxTotalBytes: 16 };
 const file = (path: string, text = "x", mode?: number) => ({
@@ -63,23 +59,5 @@ describe("validateFiles", () => {
     expect(refusal([file("a"), file("b"), file("c"), file("d"), file("e")]).message).toContain(
       "At most 4 files",
     );
-  });
-});
-
-describe("filesArchive", () => {
-  it("creates parent directories first, and extracts to exactly the files", () => {
-    const placed = validateFiles([file("x/y/z.txt", "deep"), file("top", "t", 0o700)], caps);
-    expect(parentDirectories(placed)).toEqual(["x", "x/y"]);
-    const dir = mkdtempSync(join(tmpdir(), "files-"));
-    try {
-      writeFileSync(join(dir, "f.tar"), filesArchive(placed));
-      const listing = execFileSync("tar", ["-tf", join(dir, "f.tar")])
-        .toString()
-        .trim()
-        .split("\n");
-      expect(listing).toEqual(["x/", "x/y/", "x/y/z.txt", "top"]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { WORKSPACE } from "@platform/challenge-sdk";
 import {
   type BrokerCleanupRequest,
   type BrokerContainer,
@@ -12,7 +13,7 @@ import type Docker from "dockerode";
 import type { BrokerConfig } from "../config.js";
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { ChallengeStore } from "../registry/challenge-store.js";
-import { validateFiles, WORKSPACE } from "./broker-files.js";
+import { validateFiles } from "./broker-files.js";
 import { createDockerClient, dockerMessage } from "./docker-client.js";
 import { EngineExecutor } from "./engine-executor.js";
 import {

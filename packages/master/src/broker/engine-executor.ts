@@ -1,7 +1,15 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import {
+  AttachedRunError,
+  type AttachedRunOutcome,
+  hardenedContainerOptions,
+  OutputCapture,
+  runAttachedContainer,
+  type Task,
+  taskFilesArchive,
+  WORKSPACE,
+} from "@platform/challenge-sdk";
 import type Docker from "dockerode";
-import { OutputDemuxer } from "./_capped-output.js";
-import { filesArchive, WORKSPACE } from "./broker-files.js";
 import { dockerMessage, dockerStatus, engineFacts, ignoreMissing } from "./docker-client.js";
 import {
   type EngineFacts,
@@ -16,76 +24,42 @@ import {
   type WorkloadSpec,
   workloadFromLabels,
   workloadLabels,
+  workloadOutput,
 } from "./executor.js";
 import { localImage, pullFailure, pullImageQuietly } from "./image-pull.js";
-
-/** How long to wait for the last output after a container exits (ms). */
-const DRAIN_MS = 2_000;
 
 /** Options of {@link EngineExecutor}. */
 export interface EngineExecutorOptions {
   pullTimeoutMs: number;
 }
 
-/** The hardened container configuration of one workload (exported for inspection in tests). */
+/**
+ * The hardened container configuration of one workload: the SDK's `hardenedContainerOptions`
+ * (the same sandbox a challenge's docker runner builds) with the broker's labels and user.
+ */
 export function engineContainerOptions(
   spec: WorkloadSpec,
   filesVolume: string | null,
 ): Docker.ContainerCreateOptions {
-  const hostConfig: Docker.HostConfig = {
-    NetworkMode: "none",
-    ReadonlyRootfs: true,
-    CapDrop: ["ALL"],
-    SecurityOpt: ["no-new-privileges:true"],
-    Privileged: false,
-    Init: true,
-    IpcMode: "private",
-    PidsLimit: spec.limits.pids,
-    Memory: spec.limits.memoryBytes,
-    // Equal to Memory: no swap, so the memory limit is the limit (and OOM is visible).
-    MemorySwap: spec.limits.memoryBytes,
-    NanoCpus: Math.round(spec.limits.cpus * 1e9),
-    Tmpfs: Object.fromEntries([
-      ["/tmp", `rw,noexec,nosuid,nodev,size=${spec.limits.tmpfsBytes}`],
-      // A VOLUME of the image would otherwise be a writable, uncapped directory on the host's disk.
-      ...spec.imageVolumes
-        .filter((path) => !(filesVolume && path === WORKSPACE))
-        .map((path) => [path, `rw,noexec,nosuid,nodev,size=${spec.limits.tmpfsBytes}`]),
-    ]),
-    Mounts: filesVolume
-      ? [{ Type: "volume", Source: filesVolume, Target: WORKSPACE, ReadOnly: true }]
-      : [],
-    AutoRemove: false,
-    RestartPolicy: { Name: "no" },
-    // Output reaches the broker through attach, capped; nothing is written to the host's disk.
-    LogConfig: { Type: "none", Config: {} },
+  const task: Task = {
+    job_id: spec.jobId,
+    image: spec.image,
+    workdir: spec.workdir,
+    env: spec.env,
+    gpus: spec.gpus,
+    ...(spec.command ? { command: spec.command } : {}),
+    ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
   };
-  if (spec.gpus > 0) {
-    hostConfig.DeviceRequests = [
-      spec.gpuDevices.length
-        ? { Driver: "nvidia", DeviceIDs: spec.gpuDevices, Capabilities: [["gpu"]] }
-        : { Driver: "nvidia", Count: spec.gpus, Capabilities: [["gpu"]] },
-    ];
-  }
-  const options: Docker.ContainerCreateOptions = {
+  return hardenedContainerOptions(task, {
     name: spec.name,
-    Image: spec.image,
-    WorkingDir: spec.workdir,
-    Env: Object.entries(spec.env).map(([key, value]) => `${key}=${value}`),
-    User: spec.user,
-    Labels: workloadLabels(spec),
-    NetworkDisabled: true,
-    AttachStdin: false,
-    AttachStdout: true,
-    AttachStderr: true,
-    OpenStdin: false,
-    Tty: false,
-    StopTimeout: 1,
-    HostConfig: hostConfig,
-  };
-  if (spec.command) options.Cmd = spec.command;
-  if (spec.entrypoint) options.Entrypoint = spec.entrypoint;
-  return options;
+    user: spec.user,
+    limits: spec.limits,
+    // workloadLabels already holds the request's labels under the ownership labels.
+    labels: workloadLabels(spec),
+    filesVolume,
+    imageVolumes: spec.imageVolumes,
+    gpuDevices: spec.gpuDevices,
+  });
 }
 
 /**
@@ -182,7 +156,7 @@ export class EngineExecutor implements Executor {
         },
       });
       try {
-        await staging.putArchive(filesArchive(spec.files), { path: WORKSPACE });
+        await staging.putArchive(taskFilesArchive(spec.files), { path: WORKSPACE });
       } finally {
         await ignoreMissing(() => staging.remove({ force: true })).catch(() => {});
       }
@@ -202,70 +176,31 @@ export class EngineExecutor implements Executor {
     spec: WorkloadSpec,
     signal: AbortSignal,
   ): Promise<WorkloadResult> {
-    const demux = new OutputDemuxer(spec.limits.outputBytes);
-    // Attach before start so not a byte is missed (there is no log file to read back).
-    const stream = await container.attach({ stream: true, stdout: true, stderr: true });
-    const drained = new Promise<void>((resolve) => {
-      stream.on("data", (chunk: Buffer) => demux.write(chunk));
-      stream.once("end", resolve);
-      stream.once("close", resolve);
-      stream.once("error", () => resolve());
-    });
-    let timedOut = false;
-    let aborted = false;
-    const kill = () => void container.kill().catch(() => {});
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, spec.timeoutSeconds * 1000);
-    const onAbort = () => {
-      aborted = true;
-      kill();
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
+    const capture = new OutputCapture(spec.limits.outputBytes);
+    let outcome: AttachedRunOutcome;
     try {
-      try {
-        await container.start();
-      } catch (error) {
-        throw new ExecutorError(
-          "executor_error",
-          `Docker could not start the container: ${dockerMessage(error)}`,
-          { cause: error },
-        );
-      }
-      if (signal.aborted) onAbort();
-      let removed = false;
-      let exitCode: number | null = null;
-      try {
-        const waited = (await container.wait()) as { StatusCode?: number };
-        exitCode = typeof waited.StatusCode === "number" ? waited.StatusCode : null;
-      } catch (error) {
-        if (dockerStatus(error) !== 404) throw error;
-        removed = true;
-      }
-      clearTimeout(timer);
-      await Promise.race([drained, sleep(DRAIN_MS)]);
-      let oomKilled = false;
-      try {
-        const state = (await container.inspect()).State;
-        oomKilled = state.OOMKilled === true;
-        if (exitCode === null && typeof state.ExitCode === "number") exitCode = state.ExitCode;
-      } catch (error) {
-        if (dockerStatus(error) !== 404) throw error;
-        removed = true;
-      }
-      return {
-        ...demux.result(),
-        returncode: timedOut || removed || aborted ? null : exitCode,
-        timed_out: timedOut,
-        oom_killed: oomKilled && !timedOut,
-        removed: removed || aborted,
-      };
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-      (stream as NodeJS.ReadWriteStream & { destroy?: () => void }).destroy?.();
+      outcome = await runAttachedContainer(container, {
+        timeoutSeconds: spec.timeoutSeconds,
+        capture,
+        signal,
+      });
+    } catch (error) {
+      if (!(error instanceof AttachedRunError)) throw error;
+      if (error.step !== "start") throw error.cause;
+      throw new ExecutorError(
+        "executor_error",
+        `Docker could not start the container: ${dockerMessage(error.cause)}`,
+        { cause: error.cause },
+      );
     }
+    const { timedOut, aborted, removed } = outcome;
+    return {
+      ...workloadOutput(capture.result()),
+      returncode: timedOut || removed || aborted ? null : outcome.exitCode,
+      timed_out: timedOut,
+      oom_killed: outcome.oomKilled && !timedOut,
+      removed: removed || aborted,
+    };
   }
 
   private async removeVolume(name: string): Promise<void> {

@@ -1,6 +1,4 @@
-import type { CapturedOutput } from "./_capped-output.js";
-import type { PlacedFile } from "./broker-files.js";
-import type { ResolvedLimits } from "./hardening.js";
+import type { CapturedOutput, PlacedFile, ResolvedTaskLimits } from "@platform/challenge-sdk";
 
 /** Labels that mark and scope every broker workload (and its helper objects). */
 export const LABELS = {
@@ -31,7 +29,7 @@ export interface WorkloadSpec {
   env: Record<string, string>;
   labels: Record<string, string>;
   user: string;
-  limits: ResolvedLimits;
+  limits: ResolvedTaskLimits;
   files: PlacedFile[];
   /** Paths the image declares as VOLUMEs: mounted as capped tmpfs, never as disk volumes. */
   imageVolumes: string[];
@@ -43,8 +41,12 @@ export interface WorkloadSpec {
   deadline: number;
 }
 
-/** How a workload ended. */
-export interface WorkloadResult extends CapturedOutput {
+/** How a workload ended (the broker's wire names). */
+export interface WorkloadResult {
+  stdout: string;
+  stderr: string;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
   returncode: number | null;
   timed_out: boolean;
   oom_killed: boolean;
@@ -129,6 +131,18 @@ export interface Executor {
   /** Helper objects of `masterId` (staging containers, volumes, networks, configs). */
   leftovers(masterId: string): Promise<ManagedLeftover[]>;
   removeLeftover(leftover: ManagedLeftover): Promise<void>;
+}
+
+/** Captured output under the broker's wire names. */
+export function workloadOutput(
+  output: CapturedOutput,
+): Pick<WorkloadResult, "stdout" | "stderr" | "stdout_truncated" | "stderr_truncated"> {
+  return {
+    stdout: output.stdout,
+    stderr: output.stderr,
+    stdout_truncated: output.stdoutTruncated,
+    stderr_truncated: output.stderrTruncated,
+  };
 }
 
 /** The labels of a workload (or, with `role`, of one of its helpers). */

@@ -1,11 +1,10 @@
+import { isRootUser, NOBODY } from "@platform/challenge-sdk";
 import type { BrokerRunRequest, HttpError } from "@platform/core";
 import { describe, expect, it } from "vitest";
 import { loadMasterConfig } from "../config.js";
 import {
   checkLabels,
   enforceBrokerImage,
-  isRootUser,
-  NOBODY,
   refuseWeakening,
   resolveLimits,
   resolveUser,

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { OutputCapture, WORKSPACE } from "@platform/challenge-sdk";
 import type Docker from "dockerode";
-import { OutputDemuxer } from "./_capped-output.js";
-import { WORKSPACE } from "./broker-files.js";
 import { dockerMessage, dockerStatus, engineFacts, ignoreMissing } from "./docker-client.js";
 import { EngineExecutor } from "./engine-executor.js";
 import {
@@ -17,6 +16,7 @@ import {
   type WorkloadSpec,
   workloadFromLabels,
   workloadLabels,
+  workloadOutput,
 } from "./executor.js";
 
 /** Largest file a swarm config holds: Docker wants "larger than 0 and less than 1024000 bytes". */
@@ -279,7 +279,7 @@ export class SwarmExecutor implements Executor {
         `The swarm could not run the task: ${err || "no reason given"}`,
       );
     }
-    const output = new OutputDemuxer(spec.limits.outputBytes);
+    const output = new OutputCapture(spec.limits.outputBytes);
     if (!removed) {
       try {
         const logs = (await service.logs({
@@ -306,7 +306,7 @@ export class SwarmExecutor implements Executor {
     }
     const exitCode = task?.Status?.ContainerStatus?.ExitCode;
     return {
-      ...output.result(),
+      ...workloadOutput(output.result()),
       returncode:
         timedOut || removed || signal.aborted || (state !== "complete" && state !== "failed")
           ? null

@@ -1,4 +1,5 @@
 import type { Readable } from "node:stream";
+import { isBlockedProxySegments } from "@platform/challenge-sdk";
 import {
   type App,
   HttpError,
@@ -9,7 +10,6 @@ import {
 import type { ChallengeStore } from "../registry/challenge-store.js";
 import { activeUpstream } from "./_active-upstream.js";
 import { streamedBody } from "./_request-body.js";
-import { isBlockedPath } from "./blocked-paths.js";
 import { type ForwardIdentity, passthroughRequestHeaders } from "./forward-headers.js";
 import { parseProxyTarget } from "./proxy-path.js";
 import type { UpstreamClient } from "./upstream-client.js";
@@ -67,7 +67,7 @@ export function forwardIdentity(ctx: RouteContext, slug: string): ForwardIdentit
 export function registerPassthroughRoutes(app: App, deps: ProxyDependencies): void {
   const forward = async (ctx: RouteContext) => {
     const target = parseProxyTarget(ctx.env.rawTarget ?? `${ctx.url.pathname}${ctx.url.search}`);
-    if (isBlockedPath(target.segments)) throw blockedPath();
+    if (isBlockedProxySegments(target.segments)) throw blockedPath();
     const { base } = await activeUpstream(deps.store, target.slug);
     const { body, contentLength } = forwardedBody(ctx.request, ctx.env);
     return deps.upstream.send({

@@ -1,9 +1,10 @@
+import { plainProxySegment, splitProxyTarget } from "@platform/challenge-sdk";
 import { type App, HttpError } from "@platform/core";
 import { Type } from "@sinclair/typebox";
 import { activeUpstream } from "./_active-upstream.js";
 import { passthroughRequestHeaders } from "./forward-headers.js";
 import { forwardIdentity, type ProxyDependencies } from "./passthrough-route.js";
-import { encodeSegment, plainSegment, splitTarget } from "./proxy-path.js";
+import { encodeSegment } from "./proxy-path.js";
 
 /** Longest submission id the master forwards (ids are uuids or integers in practice). */
 export const MAX_SUBMISSION_ID_LENGTH = 256;
@@ -25,7 +26,7 @@ export function registerSubmissionStatusRoute(app: App, deps: ProxyDependencies)
     params: Type.Object({ challenge_name: Type.String(), submission_id: Type.String() }),
     handler: async (ctx) => {
       const slug = ctx.params.challenge_name;
-      const id = plainSegment(ctx.params.submission_id);
+      const id = plainProxySegment(ctx.params.submission_id);
       if (id === null || id.length > MAX_SUBMISSION_ID_LENGTH) {
         throw new HttpError(
           400,
@@ -34,7 +35,9 @@ export function registerSubmissionStatusRoute(app: App, deps: ProxyDependencies)
         );
       }
       const { base } = await activeUpstream(deps.store, slug);
-      const { query } = splitTarget(ctx.env.rawTarget ?? `${ctx.url.pathname}${ctx.url.search}`);
+      const { query } = splitProxyTarget(
+        ctx.env.rawTarget ?? `${ctx.url.pathname}${ctx.url.search}`,
+      );
       return deps.upstream.send({
         slug,
         base,

@@ -43,6 +43,21 @@ describe("ustarArchive", () => {
     expect(statSync(join(out, "run.sh")).mode & 0o777).toBe(0o755);
   });
 
+  it("keeps permission bits only and a fixed mtime: no set-id or sticky bit reaches a task", () => {
+    const archive = ustarArchive([
+      { path: "suid", type: "file", mode: 0o4755, data: Buffer.from("x") },
+      { path: "sticky", type: "directory", mode: 0o1777 },
+    ]);
+    // Header fields: mode at 100, mtime at 136 (octal, NUL-terminated).
+    expect(archive.subarray(100, 107).toString()).toBe("0000755");
+    expect(archive.subarray(136, 147).toString()).toBe("00000000000");
+    const file = join(dir, "setid.tar");
+    writeFileSync(file, archive);
+    const listing = execFileSync("tar", ["-tvf", file, "--numeric-owner"], { encoding: "utf8" });
+    expect(listing).toMatch(/-rwxr-xr-x 0\/0 .* suid/);
+    expect(listing).toMatch(/drwxrwxrwx 0\/0 .* sticky\//);
+  });
+
   it("refuses a path ustar cannot hold", () => {
     expect(() => ustarArchive([{ path: "x".repeat(101), type: "file", mode: 0o644 }])).toThrow(
       /too long/,

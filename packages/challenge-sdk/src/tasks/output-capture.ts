@@ -4,6 +4,7 @@ import { StringDecoder } from "node:string_decoder";
 export const MAX_LINE_CHARS = 64 * 1024;
 
 type StreamName = "stdout" | "stderr";
+type LineListener = (stream: StreamName, line: string) => void;
 
 /** One stream's output: kept up to `cap` bytes, and split into lines for live events. */
 class StreamCapture {
@@ -16,7 +17,7 @@ class StreamCapture {
   constructor(
     private readonly name: StreamName,
     private readonly cap: number,
-    private readonly onLine: (stream: StreamName, line: string) => void,
+    private readonly onLine: LineListener | undefined,
   ) {}
 
   push(data: Buffer): void {
@@ -30,7 +31,8 @@ class StreamCapture {
     if (kept.length) {
       this.chunks.push(kept);
       this.size += kept.length;
-      this.lines(this.decoder.write(kept));
+      // Without a listener there is nobody to split lines for.
+      if (this.onLine) this.lines(this.decoder.write(kept));
     }
     // Events stop where the kept output stops, so what was streamed is what is returned.
     if (this.truncated) this.flush();
@@ -43,7 +45,7 @@ class StreamCapture {
       rest = rest.slice(newline + 1);
     }
     while (rest.length > MAX_LINE_CHARS) {
-      this.onLine(this.name, rest.slice(0, MAX_LINE_CHARS));
+      this.onLine?.(this.name, rest.slice(0, MAX_LINE_CHARS));
       rest = rest.slice(MAX_LINE_CHARS);
     }
     this.partial = rest;
@@ -52,13 +54,14 @@ class StreamCapture {
   private emit(line: string): void {
     const clean = line.endsWith("\r") ? line.slice(0, -1) : line;
     for (let i = 0; i < clean.length; i += MAX_LINE_CHARS) {
-      this.onLine(this.name, clean.slice(i, i + MAX_LINE_CHARS));
+      this.onLine?.(this.name, clean.slice(i, i + MAX_LINE_CHARS));
     }
-    if (clean.length === 0) this.onLine(this.name, "");
+    if (clean.length === 0) this.onLine?.(this.name, "");
   }
 
   /** Emits the last line when it had no newline. */
   flush(): void {
+    if (!this.onLine) return;
     const rest = this.partial + this.decoder.end();
     this.partial = "";
     if (rest.length) this.emit(rest);
@@ -94,9 +97,10 @@ export interface CapturedOutput {
 }
 
 /**
- * Reads Docker's multiplexed attach stream (frames: stream id, 3 zero bytes, big-endian
+ * Reads Docker's multiplexed attach or log stream (frames: stream id, 3 zero bytes, big-endian
  * length, payload), keeping at most `cap` bytes per stream and reading (then dropping) the
  * rest, so a chatty task never blocks on a full pipe. Complete lines go to `onLine` live.
+ * @example const capture = new OutputCapture(1 << 20); stream.on("data", (chunk) => capture.write(chunk));
  */
 export class OutputCapture {
   private readonly out: StreamCapture;
@@ -105,7 +109,7 @@ export class OutputCapture {
   private frameStream = 0;
   private frameLeft = 0;
 
-  constructor(cap: number, onLine: (stream: StreamName, line: string) => void) {
+  constructor(cap: number, onLine?: LineListener) {
     this.out = new StreamCapture("stdout", cap, onLine);
     this.err = new StreamCapture("stderr", cap, onLine);
   }
@@ -148,6 +152,7 @@ export class OutputCapture {
     this.err.flush();
   }
 
+  /** The output kept so far, each stream cut at its cap (never inside a UTF-8 character). */
   result(): CapturedOutput {
     return {
       stdout: this.out.text(),
