@@ -4,7 +4,15 @@ import { defineCommand } from "citty";
 export const main = defineCommand({
   meta: {
     name: "platform",
+    version: "0.0.0",
     description: "Run a subnet master, author challenges, and submit work as a miner.",
   },
-  subCommands: {},
+  subCommands: {
+    master: () => import("./commands/master.js").then((module) => module.default),
+    challenge: () => import("./commands/challenge.js").then((module) => module.default),
+    keys: () => import("./commands/keys.js").then((module) => module.default),
+    submit: () => import("./commands/submit.js").then((module) => module.default),
+    status: () => import("./commands/status.js").then((module) => module.default),
+    dev: () => import("./commands/dev.js").then((module) => module.default),
+  },
 });

@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { CloneType, type Static, type TSchema, Type } from "@sinclair/typebox";
 import { ENV_NAME, keyedRecord } from "./_keyed-record.js";
 
 /** Challenge slug: lower-case letters, digits and inner hyphens (spec), at most a DNS label. */
@@ -77,10 +77,26 @@ export type ChallengeCreate = Static<typeof ChallengeCreate>;
 /** The capabilities a challenge is assumed to have when the create body names none. */
 export const DEFAULT_REQUIRED_CAPABILITIES = ["get_weights", "proxy_routes"] as const;
 
-/** PATCH /v1/admin/challenges/{slug} body: every create field but the slug, all optional. */
-export const ChallengeUpdate = Type.Partial(Type.Omit(ChallengeCreate, ["slug"]), {
-  additionalProperties: false,
-});
+/** A deep copy of `schema` without `default` keywords. */
+function withoutDefaults<T extends TSchema>(schema: T): T {
+  // CloneType keeps TypeBox's symbol keys, which the compiled validators need.
+  const copy = CloneType(schema) as unknown as Record<string, unknown>;
+  const strip = (node: unknown): void => {
+    if (!node || typeof node !== "object") return;
+    if (!Array.isArray(node)) delete (node as Record<string, unknown>).default;
+    for (const value of Object.values(node)) strip(value);
+  };
+  strip(copy);
+  return copy as unknown as T;
+}
+
+/**
+ * PATCH /v1/admin/challenges/{slug} body: every create field but the slug, all optional, and
+ * with NO defaults: a field the body leaves out must stay as it is, not reset to create's default.
+ */
+export const ChallengeUpdate = withoutDefaults(
+  Type.Partial(Type.Omit(ChallengeCreate, ["slug"]), { additionalProperties: false }),
+);
 export type ChallengeUpdate = Static<typeof ChallengeUpdate>;
 
 /** What the public registry shows of one challenge (no secret values, no tokens). */

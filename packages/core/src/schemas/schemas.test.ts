@@ -92,3 +92,14 @@ describe("records with patterned keys", () => {
     ).toBe(true);
   });
 });
+
+describe("ChallengeUpdate", () => {
+  it("leaves out what the body leaves out: no create default sneaks into a PATCH", () => {
+    const result = validateValue<Record<string, unknown>>(
+      ChallengeUpdate,
+      { internal_base_url: "http://x:1" },
+      "body",
+    );
+    expect(result).toEqual({ ok: true, value: { internal_base_url: "http://x:1" } });
+  });
+});

@@ -185,6 +185,16 @@ describe.each(await testBackends())("admin registry API on %s", (backend) => {
       env: { MODE: "fast" },
       name: "Challenge patchy",
     });
+    // A field the body leaves out keeps its value: no create default may reset it.
+    const onlyUrl = await t.fetch(
+      "/v1/admin/challenges/patchy",
+      jsonInit("PATCH", { internal_base_url: "http://patchy.internal:9000" }, t.admin),
+    );
+    expect(await onlyUrl.json()).toMatchObject({
+      emission_percent: 25.5,
+      api_version: "1.0",
+      internal_base_url: "http://patchy.internal:9000",
+    });
     const bad = await t.fetch(
       "/v1/admin/challenges/patchy",
       jsonInit("PATCH", { image: "docker.io/x/y:1" }, t.admin),

@@ -1,0 +1,67 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { defineCommand } from "citty";
+import { callMaster } from "./_master-client.js";
+import { masterUrl } from "./_miner.js";
+import { jsonFlag, print, runCommand } from "./_shared.js";
+
+const TERMINAL = new Set(["completed", "failed", "rejected", "scored", "error", "cancelled"]);
+
+function describe(record: Record<string, unknown>): string {
+  const fields = ["id", "status", "final_score", "score", "error", "created_at"].filter(
+    (key) => record[key] !== undefined && record[key] !== null,
+  );
+  return fields
+    .map(
+      (key) =>
+        `${key}: ${typeof record[key] === "object" ? JSON.stringify(record[key]) : record[key]}`,
+    )
+    .join("\n");
+}
+
+/** `platform status <slug> <submission_id>`: read a submission through the master. */
+export default defineCommand({
+  meta: {
+    name: "status",
+    description:
+      "Show a submission's status (GET /v1/challenges/{slug}/submissions/{id} on the master)",
+  },
+  args: {
+    slug: { type: "positional", description: "The challenge's slug", required: true },
+    submission_id: {
+      type: "positional",
+      description: "The id `platform submit` printed",
+      required: true,
+    },
+    master: {
+      type: "string",
+      description: "Master URL (default: PLATFORM_MASTER_URL, else http://127.0.0.1:8080)",
+      valueHint: "url",
+    },
+    watch: {
+      type: "boolean",
+      description: "Poll until the submission reaches a final status",
+      default: false,
+    },
+    interval: { type: "string", description: "Seconds between polls with --watch", default: "5" },
+    ...jsonFlag,
+  },
+  run: ({ args }) =>
+    runCommand(async () => {
+      const base = masterUrl(args.master);
+      const path = `/v1/challenges/${encodeURIComponent(args.slug)}/submissions/${encodeURIComponent(args.submission_id)}`;
+      const interval = Math.max(1, Number(args.interval) || 5) * 1000;
+      let last = "";
+      for (;;) {
+        const { body } = await callMaster<Record<string, unknown>>(base, path);
+        const status = String(body.status ?? "");
+        if (!args.watch || TERMINAL.has(status)) {
+          print(args.json, body, () => describe(body));
+          return;
+        }
+        if (status !== last && !args.json)
+          process.stderr.write(`${new Date().toISOString()} ${status}\n`);
+        last = status;
+        await sleep(interval);
+      }
+    }),
+});
