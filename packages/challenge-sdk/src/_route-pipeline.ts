@@ -7,11 +7,12 @@
 import {
   DEFAULT_BODY_LIMIT,
   HttpError,
-  json,
   type Logger,
+  queryObject,
   type RouteContext,
   readBodyWithLimit,
   requireMediaType,
+  toResponse,
   ValidationError,
   type ValidationIssue,
   validateValue,
@@ -30,23 +31,6 @@ import { decodeJsonBody } from "./json-body.js";
 import { verifyMinerRequest } from "./miner-request.js";
 import { reserveNonce } from "./nonce-store.js";
 import { releaseRateLimit, takeRateLimit } from "./rate-limit.js";
-
-function toResponse(value: unknown): Response {
-  if (value instanceof Response) return value;
-  if (value === undefined) return new Response(null, { status: 204 });
-  return json(value);
-}
-
-/** Query values as the schema wants them: arrays keep every value, scalars the last one. */
-function queryObject(url: URL, schema: TSchema | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const properties = (schema?.properties ?? {}) as Record<string, TSchema>;
-  for (const key of new Set(url.searchParams.keys())) {
-    const all = url.searchParams.getAll(key);
-    out[key] = properties[key]?.type === "array" ? all : all[all.length - 1];
-  }
-  return out;
-}
 
 function validated(
   schema: TSchema | undefined,

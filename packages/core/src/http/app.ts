@@ -133,13 +133,15 @@ export function json(data: unknown, init: ResponseInit = {}): Response {
   return textResponse(JSON.stringify(data), { ...init, headers });
 }
 
-function toResponse(value: unknown): Response {
+/** What a handler returned, as a Response: a Response as is, nothing as 204, anything else as JSON. */
+export function toResponse(value: unknown): Response {
   if (value instanceof Response) return value;
   if (value === undefined) return new Response(null, { status: 204 });
   return json(value);
 }
 
-function queryObject(url: URL, schema: TSchema | undefined): Record<string, unknown> {
+/** Query values as `schema` wants them: array properties keep every value, scalars the last. */
+export function queryObject(url: URL, schema: TSchema | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const properties = (schema?.properties ?? {}) as Record<string, TSchema>;
   for (const key of new Set(url.searchParams.keys())) {

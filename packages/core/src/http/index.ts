@@ -7,10 +7,12 @@ export {
   createApp,
   type HttpMethod,
   json,
+  queryObject,
   type ResponseSpec,
   type RouteContext,
   type RouteDefinition,
   type ServerEnv,
+  toResponse,
 } from "./app.js";
 export {
   DEFAULT_BODY_LIMIT,
