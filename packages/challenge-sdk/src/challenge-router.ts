@@ -1,4 +1,4 @@
-import type { Database, HttpMethod, Logger, ResponseSpec, ServerEnv, Sql } from "@platform/core";
+import type { Database, HttpMethod, Logger, RouteShape, ServerEnv, Sql } from "@platform/core";
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { ChallengeSettings } from "./challenge-config.js";
 import { isBlockedProxyPath, isInternalPath } from "./proxy-contract.js";
@@ -83,26 +83,7 @@ export interface BridgeContext<P = unknown, Q = unknown, H = unknown, B = unknow
 export type AuthHook<Cfg = unknown> = (request: RequestInfo<Cfg>) => void | Promise<void>;
 
 /** What every route kind declares: where it lives, what it accepts, how it is documented. */
-export interface RouteOptions<P, Q, H, B> {
-  method: HttpMethod | readonly HttpMethod[];
-  /** itty-router syntax: `/v1/items/:id`, greedy `/files/:path+`. */
-  path: string;
-  summary?: string;
-  description?: string;
-  tags?: string[];
-  operationId?: string;
-  params?: P;
-  query?: Q;
-  headers?: H;
-  body?: B;
-  /** Media types a "raw" body accepts (415 otherwise). JSON bodies always need JSON. */
-  contentTypes?: readonly string[];
-  /** Byte cap of the body (413 past it); 1 MiB by default. */
-  bodyLimit?: number;
-  responses?: Record<number, ResponseSpec>;
-  /** Leave the route out of /openapi.json. */
-  hidden?: boolean;
-}
+export type RouteOptions<P, Q, H, B> = RouteShape<P, Q, H, B>;
 
 /** Identity checks of signed and bridge routes. */
 export interface IdentityOptions<Cfg> {

@@ -54,13 +54,11 @@ export interface ResponseSpec {
  */
 export type BeforeHook = (ctx: RouteContext) => void | Promise<void>;
 
-/** A route: where it lives, what it accepts (schemas) and the handler. */
-export interface RouteDefinition<
-  P extends TSchema | undefined = undefined,
-  Q extends TSchema | undefined = undefined,
-  H extends TSchema | undefined = undefined,
-  B extends BodySpec | undefined = undefined,
-> {
+/**
+ * What a route declares about itself: where it lives, what it accepts, how it is documented.
+ * Shared by this kit's routes and the challenge SDK's route kinds (hence unconstrained types).
+ */
+export interface RouteShape<P = undefined, Q = undefined, H = undefined, B = undefined> {
   method: HttpMethod | readonly HttpMethod[];
   /** itty-router syntax: `/v1/items/:id`, greedy `/files/:path+`. */
   path: string;
@@ -74,13 +72,22 @@ export interface RouteDefinition<
   body?: B;
   /** Media types a "raw" body accepts (415 otherwise). JSON bodies always need JSON. */
   contentTypes?: readonly string[];
-  /** Byte cap for this route's body (413 past it); the app default otherwise. */
+  /** Byte cap for this route's body (413 past it); the app default (1 MiB) otherwise. */
   bodyLimit?: number;
   responses?: Record<number, ResponseSpec>;
-  /** Security scheme names, for OpenAPI. */
-  security?: string[];
   /** Leave this route out of /openapi.json (e.g. HTML pages). */
   hidden?: boolean;
+}
+
+/** A route: its shape (schemas) and the handler. */
+export interface RouteDefinition<
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  H extends TSchema | undefined = undefined,
+  B extends BodySpec | undefined = undefined,
+> extends RouteShape<P, Q, H, B> {
+  /** Security scheme names, for OpenAPI. */
+  security?: string[];
   before?: readonly BeforeHook[];
   handler: (
     ctx: RouteContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>>,

@@ -11,6 +11,7 @@ export {
   type ResponseSpec,
   type RouteContext,
   type RouteDefinition,
+  type RouteShape,
   type ServerEnv,
   toResponse,
 } from "./app.js";
