@@ -232,6 +232,16 @@ describe.each(await testBackends())("the example challenge on %s", (backend) => 
       const asDelete = await t.fetch("/v1/me", { method: "DELETE", headers: asGet });
       expect(await errorOf(asDelete)).toMatchObject({ status: 401, code: "bad_signature" });
 
+      // HEAD is answered by the GET route with its own method: signed as HEAD it verifies,
+      // and a GET signature cannot be replayed as HEAD.
+      const head = await t.fetch("/v1/me", { method: "HEAD", headers: t.sign("HEAD", "/v1/me") });
+      expect(head.status).toBe(200);
+      const getAsHead = await t.fetch("/v1/me", {
+        method: "HEAD",
+        headers: t.sign("GET", "/v1/me"),
+      });
+      expect(getAsHead.status).toBe(401);
+
       const otherSlug = signRequest(t.miner, {
         method: "GET",
         url: `${t.url}/v1/me`,

@@ -212,7 +212,19 @@ describe("createApp", () => {
     expect(doc.paths["/openapi.json"]).toBeUndefined();
   });
 
-  it("answers HEAD from the GET route", async () => {
+  it("answers HEAD from the GET route, handing it the request as sent", async () => {
+    const { app } = testApp();
+    app.route({
+      method: "GET",
+      path: "/method",
+      handler: ({ request }) => ({ method: request.method }),
+    });
+    const head = await app.fetch(new Request("http://local/method", { method: "HEAD" }));
+    expect(head.status).toBe(200);
+    expect(await head.json()).toEqual({ method: "HEAD" });
+  });
+
+  it("answers HEAD for openapi.json", async () => {
     const { app } = testApp();
     const res = await app.fetch(new Request("http://local/openapi.json", { method: "HEAD" }));
     expect(res.status).toBe(200);

@@ -270,7 +270,11 @@ export function createApp(options: AppOptions): App {
     route(definition) {
       const route = definition as unknown as AnyRoute;
       registered.push(route);
-      const methods = typeof route.method === "string" ? [route.method] : route.method;
+      const declared = typeof route.method === "string" ? [route.method] : route.method;
+      // A GET route answers HEAD too, with the request as sent (its method stays HEAD, so a
+      // signature over HEAD verifies); the adapter sends no body for HEAD.
+      const methods =
+        declared.includes("GET") && !declared.includes("HEAD") ? [...declared, "HEAD"] : declared;
       for (const method of methods) {
         const register = (
           router as unknown as Record<string, (path: string, handler: unknown) => void>
@@ -284,11 +288,7 @@ export function createApp(options: AppOptions): App {
     async fetch(request, env = {}) {
       const requestId = requestIdOf(request);
       try {
-        let response: Response | undefined = await router.fetch(request, env, requestId);
-        // HEAD falls back to the GET route; the adapter sends no body for HEAD.
-        if (!response && request.method === "HEAD") {
-          response = await router.fetch(new Request(request, { method: "GET" }), env, requestId);
-        }
+        const response: Response | undefined = await router.fetch(request, env, requestId);
         if (!response) throw new HttpError(404, "not_found", "Not Found");
         return withRequestId(response, requestId);
       } catch (error) {
