@@ -1,3 +1,7 @@
 import { packageBuild } from "../../tsup.base.ts";
 
-export default packageBuild();
+// The runtime entry and the test helpers (`@platform/core/testing`), built once each.
+export default packageBuild({
+  entry: { index: "src/index.ts", "testing/index": "src/testing/index.ts" },
+  external: [/^@platform\/core(\/.*)?$/],
+});

@@ -1,9 +1,185 @@
 /**
  * @platform/core: what every platform package builds on. Signing (miner requests), auth
- * (bearer tokens), the HTTP app kit, the database layer and the shared TypeBox records.
+ * (bearer tokens), the HTTP app kit, the database layer and the shared TypeBox records. Test
+ * helpers are the separate entry `@platform/core/testing`.
+ *
+ * Every name is listed here on purpose (no `export *`): a new export in a folder's index is
+ * public only once it is added below.
  */
-export * from "./auth/index.js";
-export * from "./db/index.js";
-export * from "./http/index.js";
-export * from "./schemas/index.js";
-export * from "./signing/index.js";
+
+// Bearer tokens: generate, hash at rest, compare in constant time; the admin token.
+export {
+  type AdminTokenConfig,
+  type AdminTokenSource,
+  bearerToken,
+  generateToken,
+  hashToken,
+  type IssuedToken,
+  issueToken,
+  loadAdminToken,
+  MIN_ADMIN_TOKEN_LENGTH,
+  secretsEqual,
+  tokenHint,
+  tokenMatchesHash,
+} from "./auth/index.js";
+
+// Configuration errors that list every bad variable at once.
+export {
+  ConfigError,
+  type ConfigIssue,
+  readEnvironment,
+} from "./config/index.js";
+
+// The database: postgres.js on PostgreSQL or the embedded PGlite, migrations.
+export {
+  type Backend,
+  type Database,
+  DataDirLockedError,
+  DEFAULT_DATA_DIR,
+  type LockDataDirOptions,
+  loadMigrations,
+  lockDataDir,
+  type MigrateOptions,
+  type MigrateResult,
+  type Migration,
+  migrate,
+  migrationChecksum,
+  type OpenDatabaseOptions,
+  openDatabase,
+  redactDatabaseUrl,
+  type Sql,
+  type TransactionSql,
+} from "./db/index.js";
+
+// The HTTP app kit: routes with TypeBox validation, errors, bodies, SSE, the node adapter, OpenAPI.
+export {
+  type AnyRoute,
+  type App,
+  type AppOptions,
+  type BeforeHook,
+  type BodySpec,
+  buildOpenApi,
+  createApp,
+  createLogger,
+  DEFAULT_BODY_LIMIT,
+  type FetchHandler,
+  formatSseEvent,
+  HttpError,
+  type HttpMethod,
+  isHttpError,
+  isJsonMediaType,
+  json,
+  type Logger,
+  type LoggerOptions,
+  type LogLevel,
+  lastEventIdOf,
+  mediaType,
+  type OpenApiDocument,
+  parseJsonBody,
+  queryObject,
+  REQUEST_ID_HEADER,
+  type ResponseSpec,
+  type RouteContext,
+  type RouteDefinition,
+  type RouteShape,
+  type RunningServer,
+  readBodyWithLimit,
+  redact,
+  redactText,
+  requestIdOf,
+  requireMediaType,
+  type ServeOptions,
+  type ServerEnv,
+  type SseEvent,
+  type SseOptions,
+  type SseSourceContext,
+  serve,
+  sseResponse,
+  toOpenApiPath,
+  toResponse,
+  toWebRequest,
+  ValidationError,
+  type ValidationIssue,
+  type ValueSource,
+  validateValue,
+  writeWebResponse,
+} from "./http/index.js";
+
+// TypeBox records shared across packages: registry, weights, broker, errors, slugs.
+export {
+  BrokerCleanupRequest,
+  BrokerCleanupResponse,
+  BrokerContainer,
+  BrokerFile,
+  BrokerLimits,
+  BrokerListRequest,
+  BrokerListResponse,
+  BrokerRunRequest,
+  BrokerRunResponse,
+  ChallengeAdminView,
+  ChallengeCreate,
+  ChallengeCreateResponse,
+  ChallengeEnv,
+  ChallengeMetadata,
+  ChallengeResources,
+  ChallengeSecrets,
+  ChallengeStatus,
+  ChallengeUpdate,
+  ChallengeVolumes,
+  ChallengeWeightsResponse,
+  DEFAULT_REQUIRED_CAPABILITIES,
+  ErrorResponse,
+  HTTPValidationError,
+  isSlug,
+  RegistryChallenge,
+  RegistryResponse,
+  RuntimeOperationResponse,
+  SLUG_MAX_LENGTH,
+  SLUG_PATTERN,
+  Slug,
+  ValidationIssueSchema,
+  WEAKENING_FIELDS,
+  WeightsSnapshot,
+  WeightsSource,
+} from "./schemas/index.js";
+
+// Miner request signing: the canonical message, sr25519 keys and signatures, ss58, nonces.
+export {
+  type CanonicalRequestParts,
+  canonicalRequestMessage,
+  createVerifyPool,
+  DEFAULT_SIGNATURE_WINDOW_SECONDS,
+  decodeSs58,
+  decodeSs58Account,
+  encodeSs58,
+  generateMnemonic,
+  type HeadersLike,
+  initCrypto,
+  isValidNonce,
+  isValidSs58,
+  type KeypairOptions,
+  keypairFromMnemonic,
+  keypairFromSeed,
+  newNonce,
+  REQUEST_MESSAGE_VERSION,
+  repeatedQueryKey,
+  SIGNATURE_HEADERS,
+  type SignatureHeaders,
+  type SignedRequestErrorCode,
+  type SignedRequestFailure,
+  type SignedRequestResult,
+  type SignedRequestSuccess,
+  type SignRequestOptions,
+  type Sr25519Keypair,
+  SS58_PREFIX,
+  type Ss58Account,
+  sha256Hex,
+  signedRequestStatus,
+  signMessage,
+  signRequest,
+  type VerifyPool,
+  type VerifyPoolOptions,
+  type VerifySignedRequestInput,
+  verifySignature,
+  verifySignedRequest,
+} from "./signing/index.js";

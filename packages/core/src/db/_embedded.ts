@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
-import { lockDataDir } from "./_data-dir-lock.js";
+import { lockDataDir } from "./data-dir-lock.js";
 
 /** A PGlite database listening on loopback, speaking the Postgres wire protocol. */
 export interface EmbeddedServer {

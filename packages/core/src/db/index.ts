@@ -1,3 +1,4 @@
+export { DataDirLockedError, type LockDataDirOptions, lockDataDir } from "./data-dir-lock.js";
 export { loadMigrations, type Migration } from "./load-migrations.js";
 export { type MigrateOptions, type MigrateResult, migrate, migrationChecksum } from "./migrate.js";
 export {
@@ -10,10 +11,3 @@ export {
   type TransactionSql,
 } from "./open-database.js";
 export { redactDatabaseUrl } from "./redact-url.js";
-export { type TestBackendsOptions, testBackends } from "./test-backends.js";
-export {
-  type CreateTestDatabaseOptions,
-  createTestDatabase,
-  DEFAULT_TEST_DATABASE_URL,
-  testServerUrl,
-} from "./test-database.js";

@@ -2,11 +2,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testBackends } from "../testing/test-backends.js";
+import { createTestDatabase } from "../testing/test-database.js";
 import { loadMigrations, type Migration } from "./load-migrations.js";
 import { migrate, migrationChecksum } from "./migrate.js";
 import type { Database } from "./open-database.js";
-import { testBackends } from "./test-backends.js";
-import { createTestDatabase } from "./test-database.js";
 
 let counter = 0;
 /** A namespace and table of its own, so tests sharing one database never see each other. */

@@ -2,14 +2,14 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { testBackends } from "../testing/test-backends.js";
+import { testServerUrl } from "../testing/test-database.js";
 import {
   type Backend,
   type Database,
   type OpenDatabaseOptions,
   openDatabase,
 } from "./open-database.js";
-import { testBackends } from "./test-backends.js";
-import { testServerUrl } from "./test-database.js";
 
 const optionsFor = (backend: Backend): OpenDatabaseOptions =>
   backend === "postgres" ? { url: testServerUrl() } : { memory: true, env: {} };

@@ -71,18 +71,48 @@ export function requireMediaType(request: Request, accepted: readonly string[]):
   return type;
 }
 
+/**
+ * How deeply a JSON body may nest. Validation clones and walks the value recursively, so a
+ * few kilobytes of `[[[[...]]]]` overflowed the stack and answered 500 (the OpenAPI fuzz suite
+ * found it); no schema here comes near this depth.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** The nesting depth of a parsed JSON value, walked without recursion; stops past `limit`. */
+function depthExceeds(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== "object") continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Parse JSON bytes; invalid JSON is a 422 in the same shape as any validation failure. */
 export function parseJsonBody(bytes: Uint8Array): unknown {
   const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
   if (text.trim() === "") {
     throw new ValidationError([{ loc: ["body"], msg: "Field required", type: "missing" }]);
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     const msg = error instanceof Error ? error.message : "Invalid JSON";
     throw new ValidationError([
       { loc: ["body"], msg: `JSON decode error: ${msg}`, type: "json_invalid" },
     ]);
   }
+  if (depthExceeds(value, MAX_JSON_DEPTH)) {
+    throw new ValidationError([
+      {
+        loc: ["body"],
+        msg: `JSON decode error: nested deeper than ${MAX_JSON_DEPTH} levels`,
+        type: "json_invalid",
+      },
+    ]);
+  }
+  return value;
 }

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { knownBodyOf } from "./_known-body.js";
 import type { ServerEnv } from "./app.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -30,6 +31,16 @@ export interface RunningServer {
 }
 
 const BODYLESS = new Set(["GET", "HEAD"]);
+
+// Methods fetch's Request refuses to carry (so no handler could ever see them) and no route
+// serves: answered here with a plain 405, never as a failure to log (a TRACE flood must not
+// become an error-log flood).
+const REFUSED_METHODS = new Set(["TRACE", "TRACK", "CONNECT"]);
+const ALLOWED = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
+const METHOD_NOT_ALLOWED = JSON.stringify({
+  detail: "Method not allowed",
+  code: "method_not_allowed",
+});
 
 /**
  * The request body as a web stream, with backpressure (the socket is paused while the stream's
@@ -167,6 +178,16 @@ export async function serve(
       if (!res.writableFinished) abort.abort();
     });
     const method = req.method ?? "GET";
+    if (REFUSED_METHODS.has(method.toUpperCase())) {
+      res.writeHead(405, {
+        allow: ALLOWED,
+        "content-type": "application/json",
+        "content-length": String(Buffer.byteLength(METHOD_NOT_ALLOWED)),
+        connection: "close",
+      });
+      res.end(METHOD_NOT_ALLOWED);
+      return;
+    }
     try {
       const request = toWebRequest(req, origin, abort.signal);
       const env: ServerEnv = { rawTarget: req.url ?? "/" };
@@ -182,6 +203,16 @@ export async function serve(
         res.destroy();
       }
     }
+  });
+  // node hands CONNECT to a "connect" listener (none would drop the socket unanswered).
+  server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
+    socket.on("error", () => {});
+    socket.end(
+      "HTTP/1.1 405 Method Not Allowed\r\n" +
+        `Allow: ${ALLOWED}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(METHOD_NOT_ALLOWED)}\r\nConnection: close\r\n\r\n` +
+        METHOD_NOT_ALLOWED,
+    );
   });
   server.keepAliveTimeout = options.keepAliveTimeout ?? 5_000;
   server.listen(options.port ?? 0, host);

@@ -1,6 +1,25 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { ENV_NAME, keyedRecord } from "./_keyed-record.js";
 
+/**
+ * Docker HostConfig knobs a run request may name only to be refused (`weakening_refused`);
+ * `BrokerRunRequest` lists each as an optional unknown.
+ */
+export const WEAKENING_FIELDS = [
+  "security_opt",
+  "pid_mode",
+  "ipc_mode",
+  "userns_mode",
+  "uts_mode",
+  "cgroup_parent",
+  "sysctls",
+  "ulimits",
+  "binds",
+  "mounts",
+  "volumes_from",
+  "runtime",
+] as const;
+
 /** Ids of jobs and names of labels: safe in a container name and a Docker label. */
 const JobId = Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$" });
 
@@ -22,7 +41,9 @@ export const BrokerFile = Type.Object(
   {
     path: Type.String({ minLength: 1, maxLength: 1024 }),
     content_base64: Type.String({ maxLength: 64 * 1024 * 1024 }),
-    mode: Type.Optional(Type.Integer({ minimum: 0, maximum: 0o777 })),
+    // Above 0o777 (setuid, setgid, sticky) is a weakening: the sandbox answers 400
+    // weakening_refused, like every other one, so the schema lets it through to say so.
+    mode: Type.Optional(Type.Integer({ minimum: 0, maximum: 0o7777 })),
   },
   { additionalProperties: false },
 );
@@ -55,6 +76,20 @@ export const BrokerRunRequest = Type.Object(
     devices: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 64 })),
     host_mounts: Type.Optional(Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 64 })),
     user: Type.Optional(Type.String({ maxLength: 64 })),
+    // Docker knobs that only loosen the sandbox: accepted here so that the broker answers them
+    // 400 weakening_refused like every other weakening (a 422 would read as a typo).
+    security_opt: Type.Optional(Type.Unknown()),
+    pid_mode: Type.Optional(Type.Unknown()),
+    ipc_mode: Type.Optional(Type.Unknown()),
+    userns_mode: Type.Optional(Type.Unknown()),
+    uts_mode: Type.Optional(Type.Unknown()),
+    cgroup_parent: Type.Optional(Type.Unknown()),
+    sysctls: Type.Optional(Type.Unknown()),
+    ulimits: Type.Optional(Type.Unknown()),
+    binds: Type.Optional(Type.Unknown()),
+    mounts: Type.Optional(Type.Unknown()),
+    volumes_from: Type.Optional(Type.Unknown()),
+    runtime: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );

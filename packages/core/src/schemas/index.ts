@@ -8,6 +8,7 @@ export {
   BrokerListResponse,
   BrokerRunRequest,
   BrokerRunResponse,
+  WEAKENING_FIELDS,
 } from "./broker.js";
 export { ErrorResponse, HTTPValidationError, ValidationIssueSchema } from "./errors.js";
 export {
@@ -25,6 +26,6 @@ export {
   RegistryChallenge,
   RegistryResponse,
   RuntimeOperationResponse,
-  Slug,
 } from "./registry.js";
+export { isSlug, SLUG_MAX_LENGTH, SLUG_PATTERN, Slug } from "./slug.js";
 export { ChallengeWeightsResponse, WeightsSnapshot, WeightsSource } from "./weights.js";

@@ -1,13 +1,6 @@
 import { CloneType, type Static, type TSchema, Type } from "@sinclair/typebox";
 import { ENV_NAME, keyedRecord } from "./_keyed-record.js";
-
-/** Challenge slug: lower-case letters, digits and inner hyphens (spec), at most a DNS label. */
-export const Slug = Type.String({
-  pattern: "^[a-z0-9][a-z0-9-]*[a-z0-9]$",
-  minLength: 2,
-  maxLength: 63,
-  description: "lower-case letters, digits and inner hyphens",
-});
+import { Slug } from "./slug.js";
 
 /** Lifecycle states of a challenge. */
 export const ChallengeStatus = Type.Union(

@@ -1,7 +1,7 @@
 // Everything `verifySignedRequest` does before the signature check, shared with the worker pool
 // so both paths refuse the same requests with the same codes.
 import { parseHex } from "./_bytes.js";
-import { canonicalRequestMessage, sha256Hex } from "./canonical-message.js";
+import { canonicalRequestMessage, repeatedQueryKey, sha256Hex } from "./canonical-message.js";
 import { isValidNonce } from "./nonce.js";
 import { DEFAULT_SIGNATURE_WINDOW_SECONDS, SIGNATURE_HEADERS } from "./signature-headers.js";
 import type {
@@ -31,17 +31,22 @@ function fail(code: SignedRequestFailure["code"], message: string): SignedReques
 }
 
 // undefined: absent; null: sent more than once (a proxy or client bug we refuse to guess about).
+// Fetch's Headers and node both join a repeated header with ", ", and no valid hotkey,
+// signature, nonce or timestamp holds a comma: a comma means the header came twice.
 function readHeader(headers: HeadersLike, name: string): string | null | undefined {
+  let value: string | null | undefined;
   if (typeof headers.get === "function") {
-    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+    value = (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  } else {
+    const wanted = name.toLowerCase();
+    for (const [key, raw] of Object.entries(headers as Record<string, unknown>)) {
+      if (key.toLowerCase() !== wanted || raw === undefined) continue;
+      if (typeof raw === "string") value = raw;
+      else if (Array.isArray(raw)) value = raw.length === 1 ? String(raw[0]) : null;
+      break;
+    }
   }
-  const wanted = name.toLowerCase();
-  for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
-    if (key.toLowerCase() !== wanted || value === undefined) continue;
-    if (typeof value === "string") return value;
-    if (Array.isArray(value)) return value.length === 1 ? String(value[0]) : null;
-  }
-  return undefined;
+  return typeof value === "string" && value.includes(",") ? null : value;
 }
 
 export function prepareSignedRequest(input: VerifySignedRequestInput): PreparedRequest {
@@ -87,13 +92,22 @@ export function prepareSignedRequest(input: VerifySignedRequestInput): PreparedR
     );
   }
 
+  const path = ABSOLUTE_URL.test(input.pathWithQuery)
+    ? target(input.pathWithQuery)
+    : input.pathWithQuery;
+  const repeated = repeatedQueryKey(path);
+  if (repeated !== null) {
+    return fail(
+      "duplicate_query_key",
+      `the query names "${repeated}" more than once; a signed request names each key once`,
+    );
+  }
+
   let message: string;
   try {
     message = canonicalRequestMessage({
       method: input.method,
-      path: ABSOLUTE_URL.test(input.pathWithQuery)
-        ? target(input.pathWithQuery)
-        : input.pathWithQuery,
+      path,
       slug: input.slug,
       timestamp,
       nonce,

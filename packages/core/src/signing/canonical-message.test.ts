@@ -10,7 +10,7 @@ import {
 const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 const POST_PARTS = {
   method: "post",
-  path: "/challenges/agent-eval/submissions?z=1&a=b+c&a=%7Ex&empty",
+  path: "/challenges/agent-eval/submissions?z=1&a=b+c&b=%7Ex&empty",
   slug: "agent-eval",
   timestamp: 1795262400,
   nonce: "n0nce-0123456789abcdef",
@@ -19,12 +19,12 @@ const POST_PARTS = {
 const POST_MESSAGE =
   "platform-request-v1\n" +
   "POST\n" +
-  "/challenges/agent-eval/submissions?a=b%20c&a=~x&empty=&z=1\n" +
+  "/challenges/agent-eval/submissions?a=b%20c&b=~x&empty=&z=1\n" +
   "agent-eval\n" +
   "1795262400\n" +
   "n0nce-0123456789abcdef\n" +
   "d7d234f759ec34fd6298b7e32318614760070aaef9f4e92ced928324b49a0602";
-const POST_HASH = "94cfb0a36c55589102869e7a2b76fd76b53db7a27ed22ff0e4ca4d3dfdb2f2d0";
+const POST_HASH = "d01ccbb39db036fbcd6baaa19c03e0c8dc7d17362f0a4ff716e255bffeee7ac8";
 const GET_MESSAGE =
   "platform-request-v1\nGET\n/v1/weights/latest\n-\n1795262400\nn0nce-0123456789abcdef\n" +
   EMPTY_SHA256;
@@ -106,6 +106,8 @@ describe("canonicalRequestMessage", () => {
       { slug: "-" },
       { slug: "Upper" },
       { slug: "a\nb" },
+      { slug: "a" }, // one character: the spec's rule needs two
+      { slug: "a".repeat(64) },
       { timestamp: 1.5 },
       { timestamp: -1 },
       { nonce: "short" },
@@ -129,6 +131,22 @@ describe("docs/protocol/signing.md", () => {
     new URL("../../../../docs/protocol/signing.md", import.meta.url),
     "utf8",
   );
+
+  it("prints the repeated-key vector: one message for both orders", () => {
+    const parts = {
+      ...POST_PARTS,
+      path: "/challenges/agent-eval/submissions?filename=good.zip&filename=evil.zip",
+    };
+    const message = canonicalRequestMessage(parts);
+    expect(
+      canonicalRequestMessage({
+        ...parts,
+        path: "/challenges/agent-eval/submissions?filename=evil.zip&filename=good.zip",
+      }),
+    ).toBe(message);
+    expect(doc).toContain(`\`\`\`\n${message}\n\`\`\``);
+    expect(doc).toContain(`requestHash: \`${sha256Hex(message)}\``);
+  });
 
   it("prints the same message vectors and hashes the tests assert", () => {
     expect(doc).toContain(`\`\`\`\n${POST_MESSAGE}\n\`\`\``);

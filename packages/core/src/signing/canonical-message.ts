@@ -1,3 +1,4 @@
+import { isSlug } from "../schemas/slug.js";
 import { sha256, toBytes, toHex } from "./_bytes.js";
 import { isValidNonce } from "./nonce.js";
 
@@ -10,7 +11,7 @@ export interface CanonicalRequestParts {
   method: string;
   /** Request target as sent on the wire: `/path?query` (origin-form, no fragment). */
   path: string;
-  /** Challenge slug the request is addressed to; omitted or `undefined` signs `-`. */
+  /** Challenge slug the request is addressed to (see `isSlug`); omitted or `undefined` signs `-`. */
   slug?: string | undefined;
   /** Unix time in whole seconds. */
   timestamp: number;
@@ -24,7 +25,6 @@ export interface CanonicalRequestParts {
 
 const METHOD = /^[A-Za-z]{1,32}$/;
 const PATH = /^\/[\x21-\x22\x24-\x7e]*$/; // printable ASCII without `#`
-const SLUG = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
@@ -46,7 +46,7 @@ export function canonicalRequestMessage(parts: CanonicalRequestParts): string {
   }
   if (!isValidNonce(parts.nonce))
     throw new TypeError(`invalid nonce: ${JSON.stringify(parts.nonce)}`);
-  if (parts.slug !== undefined && !SLUG.test(parts.slug)) {
+  if (parts.slug !== undefined && !isSlug(parts.slug)) {
     throw new TypeError(`invalid slug: ${JSON.stringify(parts.slug)}`);
   }
   let bodyHash: string;
@@ -76,6 +76,30 @@ function canonicalTarget(target: string): string {
   if (!PATH.test(path)) throw new TypeError(`invalid request path: ${JSON.stringify(path)}`);
   const query = q === -1 ? "" : canonicalQuery(target.slice(q + 1));
   return query === "" ? path : `${path}?${query}`;
+}
+
+/**
+ * The first query key that appears more than once in `target` (compared as the canonical form
+ * encodes it, so `a` and `%61` are one key), or null. Signed routes refuse such a request: the
+ * canonical query sorts the values, so `?f=a&f=b` and `?f=b&f=a` sign alike, while a reader
+ * taking "the first value" sees different ones.
+ * @example repeatedQueryKey("/x?f=good.zip&f=evil.zip") // "f"
+ */
+export function repeatedQueryKey(target: string): string | null {
+  const q = target.indexOf("?");
+  if (q === -1) return null;
+  const seen = new Set<string>();
+  for (const piece of target
+    .slice(q + 1)
+    .split("#", 1)[0]!
+    .split("&")) {
+    if (piece === "") continue;
+    const eq = piece.indexOf("=");
+    const key = reencode(eq === -1 ? piece : piece.slice(0, eq));
+    if (seen.has(key)) return key;
+    seen.add(key);
+  }
+  return null;
 }
 
 function canonicalQuery(query: string): string {

@@ -2,6 +2,7 @@ export type { CanonicalRequestParts } from "./canonical-message.js";
 export {
   canonicalRequestMessage,
   REQUEST_MESSAGE_VERSION,
+  repeatedQueryKey,
   sha256Hex,
 } from "./canonical-message.js";
 export { initCrypto } from "./init-crypto.js";
@@ -20,7 +21,7 @@ export type {
   SignRequestOptions,
   VerifySignedRequestInput,
 } from "./signed-request.js";
-export { signRequest, verifySignedRequest } from "./signed-request.js";
+export { signedRequestStatus, signRequest, verifySignedRequest } from "./signed-request.js";
 export type { Ss58Account } from "./ss58.js";
 export { decodeSs58, decodeSs58Account, encodeSs58, isValidSs58, SS58_PREFIX } from "./ss58.js";
 export type { VerifyPool, VerifyPoolOptions } from "./verify-pool.js";

@@ -2,13 +2,14 @@ import { readFileSync } from "node:fs";
 import { u8aWrapBytes } from "@polkadot/util";
 import { sr25519Sign } from "@polkadot/util-crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { canonicalRequestMessage, sha256Hex } from "./canonical-message.js";
+import { canonicalRequestMessage, repeatedQueryKey, sha256Hex } from "./canonical-message.js";
 import { initCrypto } from "./init-crypto.js";
 import { keypairFromMnemonic, keypairFromSeed, type Sr25519Keypair } from "./keys.js";
 import { isValidNonce } from "./nonce.js";
 import {
   type SignatureHeaders,
   type SignedRequestResult,
+  signedRequestStatus,
   signRequest,
   type VerifySignedRequestInput,
   verifySignedRequest,
@@ -19,17 +20,17 @@ const DEV_PHRASE = "bottom drive obey lake curtain smoke basket hold race lonely
 const T = 1795262400;
 const NONCE = "n0nce-0123456789abcdef";
 const BODY = '{"name":"demo"}';
-const PATH = "/challenges/agent-eval/submissions?z=1&a=b+c&a=%7Ex&empty";
+const PATH = "/challenges/agent-eval/submissions?z=1&a=b+c&b=%7Ex&empty";
 // Documented in docs/protocol/signing.md: headers signRequest produced for the POST vector.
 const DOC_HEADERS: SignatureHeaders = {
   "X-Hotkey": "5DfhGyQdFobKM8NsWvEeAKk5EQQgYe9AydgJ7rMB6E1EqRzV",
   "X-Signature":
-    "0x04e5fe5bea7a726a0b700d8f9eb662c707bacc2c9c47e2dc7f8bab4abed0521d" +
-    "57b4515b504633bcbab611c812467bfd8741cee4cfb55cb59a3e8cc549ae1a84",
+    "0xde9b7c81dd3acf3e23c6916a12975abde8136b84f011946af9eb7032c09b726c" +
+    "04267cf46fd9c59c30b66b56bf8b76301f0e0db6230c2e948e80e6c502156487",
   "X-Nonce": NONCE,
   "X-Timestamp": String(T),
 };
-const DOC_REQUEST_HASH = "94cfb0a36c55589102869e7a2b76fd76b53db7a27ed22ff0e4ca4d3dfdb2f2d0";
+const DOC_REQUEST_HASH = "d01ccbb39db036fbcd6baaa19c03e0c8dc7d17362f0a4ff716e255bffeee7ac8";
 
 let pair: Sr25519Keypair;
 let headers: SignatureHeaders;
@@ -103,7 +104,7 @@ describe("signRequest + verifySignedRequest", () => {
 
   it("accepts the query in another order or spelling, and an absolute URL", () => {
     expect(
-      code(verify({ pathWithQuery: "/challenges/agent-eval/submissions?empty=&a=~x&z=1&a=b%20c" })),
+      code(verify({ pathWithQuery: "/challenges/agent-eval/submissions?empty=&b=~x&z=1&a=b%20c" })),
     ).toBe("ok");
     expect(code(verify({ pathWithQuery: `http://10.0.0.5:8080${PATH}` }))).toBe("ok");
   });
@@ -182,6 +183,42 @@ describe("signRequest + verifySignedRequest", () => {
     }
     const repeated = { ...headers, "X-Nonce": [NONCE, NONCE] };
     expect(code(verify({ headers: repeated }))).toBe("missing_signature_headers");
+  });
+
+  it("answers a header repeated on one line (fetch and node join with a comma) as missing", () => {
+    // Issue 10 item 9: a repeated X-Nonce came back invalid_nonce.
+    for (const name of ["X-Hotkey", "X-Signature", "X-Nonce", "X-Timestamp"] as const) {
+      const joined = new Headers({ ...headers });
+      joined.append(name, headers[name]);
+      expect(code(verify({ headers: joined })), name).toBe("missing_signature_headers");
+      const lower = { ...headers, [name]: `${headers[name]}, ${headers[name]}` };
+      expect(code(verify({ headers: lower })), name).toBe("missing_signature_headers");
+    }
+  });
+
+  it("refuses a repeated query key in any order and spelling (400 duplicate_query_key)", () => {
+    // Issue 10 item 5: signed in one order, sent in the other, it verified.
+    const signedPath = "/challenges/agent-eval/submissions?filename=good.zip&filename=evil.zip";
+    const signed = signRequest(pair, {
+      method: "POST",
+      url: signedPath,
+      body: BODY,
+      slug: "agent-eval",
+      timestamp: T,
+      nonce: NONCE,
+    });
+    for (const path of [
+      signedPath,
+      "/challenges/agent-eval/submissions?filename=evil.zip&filename=good.zip",
+      "/challenges/agent-eval/submissions?filename=good.zip&%66ilename=evil.zip",
+      "/challenges/agent-eval/submissions?a&a",
+    ]) {
+      const result = verify({ headers: signed, pathWithQuery: path });
+      expect(result, path).toMatchObject({ ok: false, code: "duplicate_query_key" });
+      if (!result.ok) expect(signedRequestStatus(result.code)).toBe(400);
+    }
+    expect(signedRequestStatus("bad_signature")).toBe(401);
+    expect(repeatedQueryKey("/x?a=1&b=2&c")).toBeNull();
   });
 
   it("reads a web Headers object and node's lower-cased header record", () => {

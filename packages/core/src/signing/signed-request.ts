@@ -53,8 +53,13 @@ export interface VerifySignedRequestInput {
   ss58Prefix?: number | undefined;
 }
 
-/** Stable machine-readable reasons a signed request is refused (all map to HTTP 401). */
+/**
+ * Stable machine-readable reasons a signed request is refused: HTTP 401, but for
+ * `duplicate_query_key` (400: the request is ambiguous, whoever signed it); see
+ * `signedRequestStatus`.
+ */
 export type SignedRequestErrorCode =
+  | "duplicate_query_key"
   | "missing_signature_headers"
   | "invalid_hotkey"
   | "malformed_signature"
@@ -63,6 +68,15 @@ export type SignedRequestErrorCode =
   | "timestamp_out_of_window"
   | "invalid_request"
   | "bad_signature";
+
+/**
+ * The HTTP status a refusal is answered with: 400 for a request no signature could make
+ * unambiguous (a repeated query key), 401 for every other code.
+ * @example throw new HttpError(signedRequestStatus(result.code), result.code, result.message)
+ */
+export function signedRequestStatus(code: SignedRequestErrorCode): 400 | 401 {
+  return code === "duplicate_query_key" ? 400 : 401;
+}
 
 /** A verified request: who signed it and the values the receiver must record. */
 export interface SignedRequestSuccess {

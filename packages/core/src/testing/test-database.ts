@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { connect } from "./_connect.js";
-import { type Backend, type Database, openDatabase, type Sql } from "./open-database.js";
+// The runtime database layer by the package's own name, so the built testing entry shares it
+// with the runtime entry instead of bundling a second copy; only the connect helper is local.
+import { type Backend, type Database, openDatabase, type Sql } from "@platform/core";
+import { connect } from "../db/_connect.js";
 
 /** Server the "postgres" test backend creates its databases on, unless `TEST_DATABASE_URL` is set. */
 export const DEFAULT_TEST_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/postgres";
