@@ -1,8 +1,13 @@
 import { packageBuild } from "../../tsup.base.ts";
 
-// Two entries: the runtime SDK and the testing kit. The kit imports the SDK by its own name, so
-// it is not bundled into dist/testing (one copy of the SDK, and its migrations found from dist/).
+// One entry per public subpath. The entries import each other by the package's own name, so
+// each is built once (one copy of the SDK, and its migrations found from dist/).
+const SUBPATHS = ["jobs", "tasks", "sandbox", "proxy-contract", "testing"] as const;
+
 export default packageBuild({
-  entry: { index: "src/index.ts", "testing/index": "src/testing/index.ts" },
-  external: ["@platform/challenge-sdk", "vitest"],
+  entry: {
+    index: "src/index.ts",
+    ...Object.fromEntries(SUBPATHS.map((name) => [`${name}/index`, `src/${name}/index.ts`])),
+  },
+  external: [/^@platform\/challenge-sdk(\/.*)?$/, "vitest"],
 });

@@ -1,6 +1,6 @@
 import { HttpError, isValidNonce, isValidSs58, SS58_PREFIX } from "@platform/core";
-import type { BridgeMiner } from "./challenge-router.js";
-import { PLATFORM_HEADERS } from "./proxy-contract.js";
+import { PLATFORM_HEADERS } from "./proxy-contract/proxy-contract.js";
+import type { BridgeMiner } from "./route-context.js";
 
 const REQUEST_HASH = /^[0-9a-f]{64}$/;
 // A plain file name: no separator, no leading dot (so never `.` or `..`), no control character.

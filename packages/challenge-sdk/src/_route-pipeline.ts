@@ -3,7 +3,9 @@
 // exact bytes it received before anything parses them. Order:
 //   internal/bridge: bearer 401 -> slug 403 -> [bridge: identity 400, nonce 409, registered 403]
 //   signed:          media 415 -> size 413 -> signature 401 -> nonce 409 -> registered 403
+//   public:          [own bearer 401]
 //   then: auth hook -> params/query/headers/body 422 -> rate limit 429 -> handler
+// A submission is a signed route and a bridge route sharing one handler, options and bucket.
 import {
   DEFAULT_BODY_LIMIT,
   HttpError,
@@ -19,18 +21,14 @@ import {
 } from "@platform/core";
 import type { TSchema } from "@sinclair/typebox";
 import { readBridgeIdentity, readSubmissionFilename } from "./_bridge-identity.js";
-import { checkInternalAuth } from "./_internal-auth.js";
-import { type RuntimeState, runtimeOf } from "./_runtime-state.js";
-import type {
-  BridgeMiner,
-  RegisteredRoute,
-  RequestInfo,
-  VerifiedMiner,
-} from "./challenge-router.js";
-import { decodeJsonBody } from "./json-body.js";
-import { verifyMinerRequest } from "./miner-request.js";
+import { type InstanceLink, instanceOf } from "./_instance-link.js";
+import { checkInternalAuth, checkPublicBearer } from "./_internal-auth.js";
+import { decodeJsonBody } from "./_json-body.js";
+import { verifyMinerRequest } from "./_miner-request.js";
+import type { RegisteredRoute } from "./challenge-router.js";
 import { reserveNonce } from "./nonce-store.js";
 import { releaseRateLimit, takeRateLimit } from "./rate-limit.js";
+import type { BridgeMiner, RequestInfo, VerifiedMiner } from "./route-context.js";
 
 function validated(
   schema: TSchema | undefined,
@@ -45,12 +43,36 @@ function validated(
   return value;
 }
 
-/** Reads the body with the route's cap, after checking its media type. */
-async function readRaw(route: RegisteredRoute, request: Request): Promise<Uint8Array> {
+/** A body read with the route's cap, after its media type was accepted. */
+interface ReadBody {
+  bytes: Uint8Array;
+  /** The request's media type when the route reads it (JSON schema or a submission). */
+  type: string | undefined;
+}
+
+/** Reads the body with the route's cap, after checking its media type (415 first). */
+async function readRaw(route: RegisteredRoute, request: Request): Promise<ReadBody> {
   const { body, contentTypes, bodyLimit } = route.options;
-  if (body !== undefined && body !== "raw") requireMediaType(request, ["application/json"]);
-  else if (body === "raw" && contentTypes?.length) requireMediaType(request, contentTypes);
-  return readBodyWithLimit(request, bodyLimit ?? DEFAULT_BODY_LIMIT);
+  let type: string | undefined;
+  if (route.submission) {
+    const json = body !== undefined ? ["application/json"] : [];
+    type = requireMediaType(request, [...json, ...route.submission.raw]);
+  } else if (body !== undefined && body !== "raw") {
+    type = requireMediaType(request, ["application/json"]);
+  } else if (body === "raw" && contentTypes?.length) {
+    requireMediaType(request, contentTypes);
+  }
+  return { bytes: await readBodyWithLimit(request, bodyLimit ?? DEFAULT_BODY_LIMIT), type };
+}
+
+/** The handler's `body`: validated JSON, the bytes of a raw route, or undefined for raw submissions. */
+function decodeBody(route: RegisteredRoute, read: ReadBody): unknown {
+  const schema = route.options.body;
+  if (schema === undefined || schema === "raw") return schema === "raw" ? read.bytes : undefined;
+  if (route.submission && read.type !== undefined && route.submission.raw.includes(read.type)) {
+    return undefined;
+  }
+  return decodeJsonBody(schema, read.bytes);
 }
 
 function nonceReused(): HttpError {
@@ -67,16 +89,21 @@ function isSuccess(response: Response): boolean {
 
 /**
  * The core-app handler that runs `route` through the pipeline. Anything but an HttpError is
- * logged on the runtime's logger and answered 500 without internals. A body left unread (the
+ * logged on the instance's logger and answered 500 without internals. A body left unread (the
  * request was refused first) is never read: core's node adapter closes that connection.
  */
 export function pipelineHandler(route: RegisteredRoute) {
   return async (core: RouteContext): Promise<Response> => {
-    const state = runtimeOf(core.env);
-    const log = state.context.log.child({ request_id: core.requestId });
+    let link: InstanceLink;
+    try {
+      link = instanceOf(core.env);
+    } catch (error) {
+      return (error as HttpError).toResponse();
+    }
+    const log = link.context.log.child({ request_id: core.requestId });
     let response: Response;
     try {
-      response = await run(route, core, state, log);
+      response = await run(route, core, link, log);
     } catch (error) {
       let refusal = error;
       if (!(refusal instanceof HttpError)) {
@@ -94,12 +121,12 @@ export function pipelineHandler(route: RegisteredRoute) {
 async function run(
   route: RegisteredRoute,
   core: RouteContext,
-  state: RuntimeState,
+  link: InstanceLink,
   log: Logger,
 ): Promise<Response> {
   const { request, url } = core;
   const info: RequestInfo = {
-    ...state.context,
+    ...link.context,
     log,
     request,
     url,
@@ -107,32 +134,36 @@ async function run(
     env: core.env,
   };
   let miner: VerifiedMiner | BridgeMiner | undefined;
-  let rawBody: Uint8Array | undefined;
+  let read: ReadBody | undefined;
   let filename: string | null = null;
 
   if (route.access === "internal" || route.access === "bridge") {
-    await checkInternalAuth(info, state.token, route.bearer);
+    await checkInternalAuth(info, link.token, route.bearer, route.slugHeader);
   }
+  if (route.access === "public" && route.bearer) await checkPublicBearer(info, route.bearer);
   if (route.access === "bridge") {
     const identity = readBridgeIdentity(request.headers);
     filename = readSubmissionFilename(request.headers);
     if (route.reserveNonce !== false && identity.nonce !== null) {
       if (!(await reserveNonce(info.sql, identity.hotkey, identity.nonce))) throw nonceReused();
-      await state.maintain();
+      await link.maintain();
     }
     miner = identity;
   }
   if (route.access === "signed") {
-    rawBody = await readRaw(route, request);
-    const verified = verifyMinerRequest({
-      headers: request.headers,
-      method: request.method,
-      target: core.env.rawTarget ?? `${url.pathname}${url.search}`,
-      body: rawBody,
-      slug: info.slug,
-    });
+    read = await readRaw(route, request);
+    const verified = await verifyMinerRequest(
+      {
+        headers: request.headers,
+        method: request.method,
+        target: core.env.rawTarget ?? `${url.pathname}${url.search}`,
+        body: read.bytes,
+        slug: info.slug,
+      },
+      link.verify,
+    );
     if (!(await reserveNonce(info.sql, verified.hotkey, verified.nonce))) throw nonceReused();
-    await state.maintain();
+    await link.maintain();
     miner = verified;
   }
   if (miner && route.registered && !(await route.registered(miner.hotkey, info))) {
@@ -151,9 +182,9 @@ async function run(
   const headers = validated(options.headers, Object.fromEntries(request.headers), "header", issues);
   if (issues.length) throw new ValidationError(issues);
   let body: unknown;
-  if (options.body !== undefined) {
-    rawBody ??= await readRaw(route, request);
-    body = options.body === "raw" ? rawBody : decodeJsonBody(options.body, rawBody);
+  if (options.body !== undefined || route.submission) {
+    read ??= await readRaw(route, request);
+    body = decodeBody(route, read);
   }
 
   let slot: { bucket: string; key: string; slot: string } | undefined;
@@ -174,16 +205,28 @@ async function run(
     slot = { bucket, key: miner.hotkey, slot: taken.slot };
   }
 
-  const ctx = {
-    ...info,
-    params,
-    query,
-    headers,
-    body,
-    ...(miner ? { miner } : {}),
-    ...(route.access === "signed" ? { rawBody } : {}),
-    ...(route.access === "bridge" ? { filename } : {}),
-  };
+  const ctx = route.submission
+    ? {
+        ...info,
+        params,
+        query,
+        headers,
+        body,
+        mediaType: body === undefined ? read?.type : "application/json",
+        rawBody: read?.bytes,
+        miner: { ...miner, via: route.access },
+        filename,
+      }
+    : {
+        ...info,
+        params,
+        query,
+        headers,
+        body,
+        ...(miner ? { miner } : {}),
+        ...(route.access === "signed" ? { rawBody: read?.bytes } : {}),
+        ...(route.access === "bridge" ? { filename } : {}),
+      };
   let response: Response;
   try {
     response = toResponse(await route.handler(ctx as never));

@@ -28,6 +28,7 @@ describe("loadChallengeConfig", () => {
       masterUrl: null,
       brokerToken: null,
       logLevel: "info",
+      verifyPoolSize: 0,
     });
     expect(config).toEqual({});
   });
@@ -67,6 +68,20 @@ describe("loadChallengeConfig", () => {
       databaseUrl: "postgres://localhost/x",
     });
     expect(settings).toMatchObject({ port: 0, host: "::1", databaseUrl: "postgres://localhost/x" });
+  });
+
+  it("reads VERIFY_POOL_SIZE (0 to 64), an explicit option winning", () => {
+    const env = { CHALLENGE_TOKEN: TOKEN, VERIFY_POOL_SIZE: "2" };
+    expect(loadChallengeConfig({ slug, env }).settings.verifyPoolSize).toBe(2);
+    expect(loadChallengeConfig({ slug, env, verifyPoolSize: 0 }).settings.verifyPoolSize).toBe(0);
+    for (const value of ["-1", "65", "1.5", "two"]) {
+      const error = configError(() =>
+        loadChallengeConfig({ slug, env: { ...env, VERIFY_POOL_SIZE: value } }),
+      );
+      expect(error.issues).toEqual([
+        { variable: "VERIFY_POOL_SIZE", message: expect.stringContaining("0 (verify inline)") },
+      ]);
+    }
   });
 
   it("lists EVERY bad variable at once, and never a value", () => {

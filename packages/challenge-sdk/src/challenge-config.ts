@@ -1,4 +1,4 @@
-import { type LogLevel, validateValue } from "@platform/core";
+import { ConfigError, type ConfigIssue, type LogLevel, readEnvironment } from "@platform/core";
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 
 /** The settings every challenge reads from its environment (the master sets the platform ones). */
@@ -21,6 +21,8 @@ export interface ChallengeSettings {
   brokerToken: string | null;
   /** LOG_LEVEL (default info). */
   logLevel: LogLevel;
+  /** VERIFY_POOL_SIZE: worker threads that verify miner signatures; 0 (default) verifies inline. */
+  verifyPoolSize: number;
 }
 
 /** The environment variables of {@link ChallengeSettings}; an author's `config` may not reuse them. */
@@ -34,31 +36,18 @@ export const BASE_SETTING_VARIABLES = [
   "PLATFORM_MASTER_URL",
   "BROKER_TOKEN",
   "LOG_LEVEL",
+  "VERIFY_POOL_SIZE",
 ] as const;
+
+/** Most verify threads a challenge may ask for (more than the cores only adds switching). */
+export const MAX_VERIFY_POOL_SIZE = 64;
 
 /** Shortest CHALLENGE_TOKEN accepted: the master issues 46 characters. */
 export const MIN_CHALLENGE_TOKEN_LENGTH = 16;
 
-/** One bad environment variable and what is wrong with it (never its value). */
-export interface ConfigIssue {
-  variable: string;
-  message: string;
-}
-
-/**
- * The environment does not describe a runnable challenge. `issues` lists every bad variable;
- * no message ever contains a variable's value, so the error is safe to print and log.
- */
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-  readonly issues: readonly ConfigIssue[];
-
-  constructor(issues: readonly ConfigIssue[]) {
-    const lines = issues.map((issue) => `  - ${issue.variable}: ${issue.message}`);
-    super(`Invalid challenge configuration:\n${lines.join("\n")}`);
-    this.issues = issues;
-  }
-}
+// One ConfigError for every package (core's): `instanceof` holds wherever it was thrown, and a
+// CLI recognises a challenge's, the master's and its own the same way.
+export { ConfigError, type ConfigIssue };
 
 /** What {@link loadChallengeConfig} reads. Explicit options win over the environment. */
 export interface LoadChallengeConfigOptions<C extends TObject | undefined = undefined> {
@@ -73,6 +62,8 @@ export interface LoadChallengeConfigOptions<C extends TObject | undefined = unde
   dataDir?: string;
   /** Development only: run without CHALLENGE_TOKEN (internal routes then need no bearer). */
   allowNoToken?: boolean;
+  /** Wins over VERIFY_POOL_SIZE. */
+  verifyPoolSize?: number;
 }
 
 /** The author's config type: the static type of the `config` schema, or `{}` without one. */
@@ -159,8 +150,24 @@ export function loadChallengeConfig<C extends TObject | undefined = undefined>(
     bad("LOG_LEVEL", `must be one of ${LOG_LEVELS.join(", ")}`);
   }
 
+  let verifyPoolSize = options.verifyPoolSize ?? 0;
+  const poolText =
+    options.verifyPoolSize === undefined ? nonEmpty(env["VERIFY_POOL_SIZE"]) : undefined;
+  const poolProblem = `must be an integer from 0 (verify inline) to ${MAX_VERIFY_POOL_SIZE}`;
+  if (poolText !== undefined) {
+    if (/^\d{1,2}$/.test(poolText) && Number(poolText) <= MAX_VERIFY_POOL_SIZE) {
+      verifyPoolSize = Number(poolText);
+    } else bad("VERIFY_POOL_SIZE", poolProblem);
+  } else if (
+    !Number.isInteger(verifyPoolSize) ||
+    verifyPoolSize < 0 ||
+    verifyPoolSize > MAX_VERIFY_POOL_SIZE
+  ) {
+    bad("VERIFY_POOL_SIZE", poolProblem);
+  }
+
   const config = readAuthorConfig(options.config, env, bad);
-  if (issues.length > 0) throw new ConfigError(issues);
+  if (issues.length > 0) throw new ConfigError(issues, "challenge configuration");
   return {
     settings: {
       port,
@@ -172,6 +179,7 @@ export function loadChallengeConfig<C extends TObject | undefined = undefined>(
       masterUrl,
       brokerToken,
       logLevel,
+      verifyPoolSize,
     },
     config: config as ConfigOf<C>,
   };
@@ -183,19 +191,9 @@ function readAuthorConfig(
   bad: (variable: string, message: string) => void,
 ): unknown {
   if (!schema) return {};
-  const picked: Record<string, string> = {};
-  for (const name of Object.keys(schema.properties)) {
-    const value = env[name];
-    if (value !== undefined && value !== "") picked[name] = value;
-  }
-  // "query" converts strings ("5" -> 5, "true" -> true) and fills defaults, like a query string.
-  const result = validateValue(schema, picked, "query");
+  const result = readEnvironment(schema, env);
   if (result.ok) return result.value;
-  for (const issue of result.issues) {
-    const variable = String(issue.loc[1] ?? "(config)");
-    const where = issue.loc.length > 2 ? ` (at ${issue.loc.slice(2).join(".")})` : "";
-    bad(variable, issue.type === "missing" ? "required" : `${issue.msg}${where}`);
-  }
+  for (const issue of result.issues) bad(issue.variable, issue.message);
   return undefined;
 }
 

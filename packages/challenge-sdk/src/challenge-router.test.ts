@@ -94,4 +94,73 @@ describe("createRouter", () => {
       }),
     ).toThrow(/windowSeconds/);
   });
+
+  it("registers a submission as a signed route and a bridge route sharing one bucket", () => {
+    const { r, routes } = router();
+    r.submission({
+      path: "/v1/submissions",
+      body: Type.Object({}),
+      raw: ["application/zip"],
+      rateLimit: { limit: 2, windowSeconds: 60 },
+      handler,
+    });
+    r.submission({
+      method: "PUT",
+      path: "/v1/bundles",
+      bridgePath: "/internal/v1/bridge/bundles",
+      raw: ["application/zip"],
+      rateLimit: { limit: 1, windowSeconds: 60, bucket: "bundles" },
+      handler,
+    });
+    expect(routes.map((x) => [x.access, x.methods, x.path, x.rateLimit?.bucket])).toEqual([
+      ["signed", ["POST"], "/v1/submissions", "POST /v1/submissions"],
+      ["bridge", ["POST"], "/internal/v1/bridge/submissions", "POST /v1/submissions"],
+      ["signed", ["PUT"], "/v1/bundles", "bundles"],
+      ["bridge", ["PUT"], "/internal/v1/bridge/bundles", "bundles"],
+    ]);
+    expect(routes.every((x) => x.submission !== undefined)).toBe(true);
+    // Both paths are taken: neither can be registered again, by any kind.
+    expect(() =>
+      r.bridge({ method: "POST", path: "/internal/v1/bridge/submissions", handler }),
+    ).toThrow(/already registered/);
+    expect(() => r.signed({ method: "POST", path: "/v1/submissions", handler })).toThrow(
+      /already registered/,
+    );
+  });
+
+  it("refuses a submission that could not work as declared", () => {
+    const { r } = router();
+    const body = Type.Object({});
+    expect(() => r.submission({ path: "/v1/s", handler })).toThrow(/body.*raw/);
+    expect(() => r.submission({ path: "/internal/v1/s", body, handler })).toThrow(/\/internal/);
+    expect(() => r.submission({ path: "/v1/s", bridgePath: "/v1/bridge", body, handler })).toThrow(
+      /under \/internal/,
+    );
+    expect(() => r.submission({ path: "/v1/s", raw: ["application/json"], body, handler })).toThrow(
+      /application\/json/,
+    );
+    expect(() => r.submission({ path: "/v1/s", raw: ["Application/ZIP"], handler })).toThrow(
+      /lower-case media types/,
+    );
+    expect(() => r.submission({ path: "/v1/s", method: "GET" as never, body, handler })).toThrow(
+      /POST or PUT/,
+    );
+    expect(() => r.submission({ path: "/v1/s", body: "raw" as never, handler })).toThrow(/raw/);
+    expect(() =>
+      r.submission({ path: "/v1/s", body, contentTypes: ["a/b"], handler } as never),
+    ).toThrow(/raw/);
+  });
+
+  it("takes a bearer check on public and internal routes only", () => {
+    const { r } = router();
+    const bearer = () => true;
+    r.public({ method: "GET", path: "/v1/run", bearer, handler });
+    r.internal({ method: "GET", path: "/internal/v1/run", bearer, handler });
+    expect(() => r.signed({ method: "GET", path: "/v1/x", bearer, handler } as never)).toThrow(
+      /public or internal/,
+    );
+    expect(() =>
+      r.public({ method: "GET", path: "/v1/y", bearer: "token" as never, handler }),
+    ).toThrow(/bearer must be a function/);
+  });
 });

@@ -1,8 +1,16 @@
-import type { Database, HttpMethod, Logger, RouteShape, ServerEnv, Sql } from "@platform/core";
+import type { HttpMethod, RouteShape } from "@platform/core";
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { ChallengeSettings } from "./challenge-config.js";
-import { isBlockedProxyPath, isInternalPath } from "./proxy-contract.js";
+import { isBlockedProxyPath, isInternalPath } from "./proxy-contract/proxy-contract.js";
 import { checkRateLimitRule, type RateLimitRule } from "./rate-limit.js";
+import type {
+  AuthHook,
+  BearerCheck,
+  BridgeContext,
+  ChallengeContext,
+  RequestContext,
+  SignedContext,
+  SubmissionContext,
+} from "./route-context.js";
 
 /**
  * Who may call a route. `public`: anyone, through the proxy at `/challenges/{slug}/...`;
@@ -17,152 +25,140 @@ export type ChallengeBodySpec = TSchema | "raw";
 type Infer<S> = S extends TSchema ? Static<S> : Record<string, never>;
 type InferBody<B> = B extends TSchema ? Static<B> : B extends "raw" ? Uint8Array : undefined;
 
-/** What every hook and handler of a challenge can reach: its database, config and logger. */
-export interface ChallengeContext<Cfg = unknown> {
-  slug: string;
-  /** The postgres.js client (same code on PostgreSQL and the embedded PGlite). */
-  sql: Sql;
-  db: Database;
-  /** The author's settings, validated from the environment (`config` schema). */
-  config: Cfg;
-  /** The SDK's settings (port, token presence, master URL, broker token...). */
-  settings: ChallengeSettings;
-  log: Logger;
-}
-
-/** A request before its inputs are validated: what an `auth` hook sees. */
-export interface RequestInfo<Cfg = unknown> extends ChallengeContext<Cfg> {
-  request: Request;
-  url: URL;
-  requestId: string;
-  env: ServerEnv;
-}
-
-/** A handler's context: the validated inputs of the request plus the challenge context. */
-export interface RequestContext<P = unknown, Q = unknown, H = unknown, B = unknown, Cfg = unknown>
-  extends RequestInfo<Cfg> {
-  params: P;
-  query: Q;
-  headers: H;
-  body: B;
-}
-
-/** The miner a signed route verified: its canonical ss58 hotkey and the spent nonce. */
-export interface VerifiedMiner {
-  hotkey: string;
-  nonce: string;
-  /** sha256 hex of the canonical signed message: record it to say which request you acted on. */
-  requestHash: string;
-  /** The X-Timestamp it signed (unix seconds). */
-  timestamp: number;
-}
-
-/** The miner the master verified for a bridge request (nonce and hash when the master sent them). */
-export interface BridgeMiner {
-  hotkey: string;
-  nonce: string | null;
-  requestHash: string | null;
-}
-
-/** Context of a signed route: who signed, and the exact bytes they signed. */
-export interface SignedContext<P = unknown, Q = unknown, H = unknown, B = unknown, Cfg = unknown>
-  extends RequestContext<P, Q, H, B, Cfg> {
-  miner: VerifiedMiner;
-  rawBody: Uint8Array;
-}
-
-/** Context of a bridge route: the verified miner and the upload's file name. */
-export interface BridgeContext<P = unknown, Q = unknown, H = unknown, B = unknown, Cfg = unknown>
-  extends RequestContext<P, Q, H, B, Cfg> {
-  miner: BridgeMiner;
-  /** X-Submission-Filename (a plain file name), or null when the master sent none. */
-  filename: string | null;
-}
-
-/** Extra check after the route's built-in authentication; throw an HttpError to refuse. */
-export type AuthHook<Cfg = unknown> = (request: RequestInfo<Cfg>) => void | Promise<void>;
-
 /** What every route kind declares: where it lives, what it accepts, how it is documented. */
 export type RouteOptions<P, Q, H, B> = RouteShape<P, Q, H, B>;
 
-/** Identity checks of signed and bridge routes. */
-export interface IdentityOptions<Cfg> {
+/** Identity checks of signed, bridge and submission routes. */
+export interface IdentityOptions<Cfg, State = unknown> {
   /** Is this hotkey allowed at all (e.g. registered on the subnet)? false -> 403 `hotkey_not_registered`. */
-  registered?: (hotkey: string, ctx: ChallengeContext<Cfg>) => boolean | Promise<boolean>;
+  registered?: (hotkey: string, ctx: ChallengeContext<Cfg, State>) => boolean | Promise<boolean>;
   /** Per-hotkey limit stored in the database; over it -> 429 `rate_limited` with Retry-After. */
   rateLimit?: RateLimitRule;
 }
 
 type Handler<C> = (ctx: C) => unknown | Promise<unknown>;
 
-/** A public route: no credential (an `auth` hook may add one, e.g. a run-scoped bearer). */
-export interface PublicRoute<P, Q, H, B, Cfg> extends RouteOptions<P, Q, H, B> {
-  auth?: AuthHook<Cfg>;
-  handler: Handler<RequestContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>, Cfg>>;
+/** A public route: no credential, or its own `bearer` (a run- or assignment-scoped token). */
+export interface PublicRoute<P, Q, H, B, Cfg, State> extends RouteOptions<P, Q, H, B> {
+  /** Require `Authorization: Bearer` and judge it: missing or refused -> 401 `invalid_token`. */
+  bearer?: BearerCheck<Cfg, State>;
+  auth?: AuthHook<Cfg, State>;
+  handler: Handler<RequestContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>, Cfg, State>>;
 }
 
 /** A miner-signed route: verified over the exact bytes, then its nonce is spent, then parsed. */
-export interface SignedRoute<P, Q, H, B, Cfg>
+export interface SignedRoute<P, Q, H, B, Cfg, State>
   extends RouteOptions<P, Q, H, B>,
-    IdentityOptions<Cfg> {
-  auth?: AuthHook<Cfg>;
-  handler: Handler<SignedContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>, Cfg>>;
+    IdentityOptions<Cfg, State> {
+  auth?: AuthHook<Cfg, State>;
+  handler: Handler<SignedContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>, Cfg, State>>;
 }
 
 /** A bridge route: the master's verified upload, behind the challenge token and slug. */
-export interface BridgeRoute<P, Q, H, B, Cfg>
+export interface BridgeRoute<P, Q, H, B, Cfg, State>
   extends RouteOptions<P, Q, H, B>,
-    IdentityOptions<Cfg> {
+    IdentityOptions<Cfg, State> {
   /** Also spend the forwarded X-Core-Verified-Nonce here, so one upload is never stored twice (default true). */
   reserveNonce?: boolean;
-  auth?: AuthHook<Cfg>;
-  handler: Handler<BridgeContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>, Cfg>>;
+  auth?: AuthHook<Cfg, State>;
+  handler: Handler<BridgeContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>, Cfg, State>>;
 }
 
 /** An internal route: the challenge token plus the slug header. */
-export interface InternalRoute<P, Q, H, B, Cfg> extends RouteOptions<P, Q, H, B> {
+export interface InternalRoute<P, Q, H, B, Cfg, State> extends RouteOptions<P, Q, H, B> {
   /**
-   * Check the bearer yourself instead of comparing it with CHALLENGE_TOKEN (e.g. a per-attempt
-   * token); the slug header is still required. Compare secrets with `secretsEqual`.
+   * Judge the bearer yourself instead of comparing it with CHALLENGE_TOKEN (e.g. a per-attempt
+   * token); the slug header is still required. Refused -> 401 `invalid_internal_token`.
    */
-  bearer?: (token: string, request: RequestInfo<Cfg>) => boolean | Promise<boolean>;
-  auth?: AuthHook<Cfg>;
-  handler: Handler<RequestContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>, Cfg>>;
+  bearer?: BearerCheck<Cfg, State>;
+  /**
+   * `"required"` (default): a slug header naming this challenge must be sent (403
+   * `challenge_slug_mismatch`). `"if-sent"`: the bearer alone is enough, for a route a cron or a
+   * worker calls without the master's headers; a slug header that is sent must still match.
+   */
+  slugHeader?: SlugHeaderRule;
+  auth?: AuthHook<Cfg, State>;
+  handler: Handler<RequestContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>, Cfg, State>>;
+}
+
+/** Whether an internal route needs a slug header beside its bearer (see `InternalRoute.slugHeader`). */
+export type SlugHeaderRule = "required" | "if-sent";
+
+/** Where the master forwards a verified upload unless a submission route says otherwise. */
+export const DEFAULT_BRIDGE_PATH = "/internal/v1/bridge/submissions";
+
+/**
+ * A submission: ONE declaration, two ways in. A miner signs the request to `path`, or uploads
+ * through the master, which verifies it and forwards it to `bridgePath`. One handler, one
+ * `registered` check and one rate-limit count for both.
+ */
+export interface SubmissionRoute<
+  P,
+  Q,
+  H,
+  B extends TSchema | undefined,
+  R extends readonly string[],
+  Cfg,
+  State,
+> extends Omit<RouteOptions<P, Q, H, B>, "method" | "contentTypes">,
+    IdentityOptions<Cfg, State> {
+  /** POST by default. */
+  method?: "POST" | "PUT";
+  /** Where the master's bridge posts the upload (under /internal); "/internal/v1/bridge/submissions" by default. */
+  bridgePath?: string;
+  /**
+   * Media types taken as raw bytes instead of JSON, either way in (e.g. ["application/zip"]):
+   * `ctx.body` is then undefined and the handler reads `ctx.rawBody`.
+   */
+  raw?: R;
+  auth?: AuthHook<Cfg, State>;
+  handler: Handler<SubmissionContext<Infer<P>, Infer<Q>, Infer<H>, B, R, Cfg, State>>;
 }
 
 type S = TSchema | undefined;
 type BS = ChallengeBodySpec | undefined;
 
 /** Where a challenge declares its routes; `defineChallenge({ routes: (router) => ... })`. */
-export interface ChallengeRouter<Cfg = unknown> {
+export interface ChallengeRouter<Cfg = unknown, State = unknown> {
   /** A route anyone may call (through the proxy). Refused under /internal, /health, /version. */
   public<
     P extends S = undefined,
     Q extends S = undefined,
     H extends S = undefined,
     B extends BS = undefined,
-  >(route: PublicRoute<P, Q, H, B, Cfg>): ChallengeRouter<Cfg>;
+  >(route: PublicRoute<P, Q, H, B, Cfg, State>): ChallengeRouter<Cfg, State>;
   /** A route a miner signs (X-Hotkey, X-Signature, X-Nonce, X-Timestamp); `ctx.miner` is who. */
   signed<
     P extends S = undefined,
     Q extends S = undefined,
     H extends S = undefined,
     B extends BS = undefined,
-  >(route: SignedRoute<P, Q, H, B, Cfg>): ChallengeRouter<Cfg>;
+  >(route: SignedRoute<P, Q, H, B, Cfg, State>): ChallengeRouter<Cfg, State>;
   /** A route the master calls with a miner it verified (must live under /internal). */
   bridge<
     P extends S = undefined,
     Q extends S = undefined,
     H extends S = undefined,
     B extends BS = undefined,
-  >(route: BridgeRoute<P, Q, H, B, Cfg>): ChallengeRouter<Cfg>;
+  >(route: BridgeRoute<P, Q, H, B, Cfg, State>): ChallengeRouter<Cfg, State>;
   /** A route for the master and workers, behind the challenge token (must live under /internal). */
   internal<
     P extends S = undefined,
     Q extends S = undefined,
     H extends S = undefined,
     B extends BS = undefined,
-  >(route: InternalRoute<P, Q, H, B, Cfg>): ChallengeRouter<Cfg>;
+  >(route: InternalRoute<P, Q, H, B, Cfg, State>): ChallengeRouter<Cfg, State>;
+  /**
+   * A submission route: signed by the miner at `path`, and bridged by the master at `bridgePath`
+   * (default "/internal/v1/bridge/submissions"), both into one handler; `ctx.miner.via` says which.
+   */
+  submission<
+    P extends S = undefined,
+    Q extends S = undefined,
+    H extends S = undefined,
+    B extends S = undefined,
+    const R extends readonly string[] = readonly [],
+  >(route: SubmissionRoute<P, Q, H, B, R, Cfg, State>): ChallengeRouter<Cfg, State>;
 }
 
 /** A registered route with its types erased (what the pipeline runs). */
@@ -175,7 +171,10 @@ export interface RegisteredRoute {
   registered?: IdentityOptions<unknown>["registered"];
   rateLimit?: RateLimitRule | undefined;
   reserveNonce?: boolean | undefined;
-  bearer?: InternalRoute<S, S, S, BS, unknown>["bearer"];
+  bearer?: BearerCheck | undefined;
+  slugHeader?: SlugHeaderRule | undefined;
+  /** Set on both halves of a `router.submission`: the media types it takes as raw bytes. */
+  submission?: { raw: readonly string[] } | undefined;
   handler: (ctx: never) => unknown;
 }
 
@@ -186,90 +185,184 @@ export interface ChallengeRouteInfo {
   path: string;
   /** How the body is read: validated JSON, raw bytes, or none. */
   body: "json" | "raw" | "none";
+  /** Media types taken as raw bytes (beside JSON, on a submission route with a schema). */
   contentTypes?: readonly string[] | undefined;
   hidden: boolean;
 }
 
-function fail(access: RouteAccess, path: string, reason: string): never {
+type Where = RouteAccess | "submission";
+
+function fail(access: Where, path: string, reason: string): never {
   throw new TypeError(`router.${access}("${path}"): ${reason}`);
 }
 
 /** Checks a route against the proxy contract and its own options; throws a TypeError if unusable. */
-export function checkRoute(access: RouteAccess, route: RouteOptions<S, S, S, BS>): void {
+export function checkRoute(
+  access: RouteAccess,
+  route: RouteOptions<S, S, S, BS>,
+  where: Where = access,
+): void {
   const { path } = route;
-  if (typeof path !== "string" || !path.startsWith("/")) fail(access, path, "a path starts with /");
-  if (/[?#\s]/.test(path)) fail(access, path, "a path has no query, fragment or whitespace");
+  if (typeof path !== "string" || !path.startsWith("/")) fail(where, path, "a path starts with /");
+  if (/[?#\s]/.test(path)) fail(where, path, "a path has no query, fragment or whitespace");
   if (access === "public" || access === "signed") {
     if (isInternalPath(path)) {
       fail(
-        access,
+        where,
         path,
         "/internal is never forwarded by the proxy; use router.internal or router.bridge",
       );
     }
     if (isBlockedProxyPath(path)) {
       fail(
-        access,
+        where,
         path,
         "the master's proxy blocks this path (health, version, benchmark executions), so the public could never reach it",
       );
     }
   } else if (!isInternalPath(path)) {
     fail(
-      access,
+      where,
       path,
       "internal and bridge routes live under /internal (the proxy never forwards it)",
     );
   }
   const methods = typeof route.method === "string" ? [route.method] : route.method;
   if (!Array.isArray(methods) || methods.length === 0)
-    fail(access, path, "give at least one method");
+    fail(where, path, "give at least one method");
   if (
     route.bodyLimit !== undefined &&
     (!Number.isSafeInteger(route.bodyLimit) || route.bodyLimit < 0)
   ) {
-    fail(access, path, "bodyLimit must be a whole number of bytes");
+    fail(where, path, "bodyLimit must be a whole number of bytes");
   }
   if (route.body !== undefined && route.body !== "raw" && typeof route.body !== "object") {
-    fail(access, path, 'body is a TypeBox schema or "raw"');
+    fail(where, path, 'body is a TypeBox schema or "raw"');
   }
+}
+
+const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/;
+
+/** The `raw` list of a submission: lower-case media types, never JSON beside a JSON schema. */
+function checkRawTypes(path: string, raw: unknown, hasSchema: boolean): readonly string[] {
+  if (raw === undefined) return [];
+  if (
+    !Array.isArray(raw) ||
+    raw.some((type) => typeof type !== "string" || !MEDIA_TYPE.test(type))
+  ) {
+    fail("submission", path, 'raw is a list of lower-case media types, e.g. ["application/zip"]');
+  }
+  if (hasSchema && raw.includes("application/json")) {
+    fail("submission", path, "application/json is the body schema's; raw lists other media types");
+  }
+  return [...raw] as string[];
 }
 
 /**
  * Creates a router that records every route into `routes` after checking it; `reserved` holds
  * the `METHOD path` keys of the SDK's own routes, which an author cannot shadow.
  */
-export function createRouter<Cfg>(
+export function createRouter<Cfg, State>(
   routes: RegisteredRoute[],
   reserved: readonly string[] = [],
-): ChallengeRouter<Cfg> {
+): ChallengeRouter<Cfg, State> {
   const seen = new Set(reserved);
+  const claim = (where: Where, path: string, methods: readonly HttpMethod[]) => {
+    const keys = methods.map((method) => `${method} ${path}`);
+    const taken = keys.find((key) => seen.has(key));
+    if (taken) fail(where, path, `${taken} is already registered`);
+    return () => {
+      for (const key of keys) seen.add(key);
+    };
+  };
+  const check = (where: Where, route: Record<string, unknown>, path: string) => {
+    if (typeof route["handler"] !== "function") fail(where, path, "handler must be a function");
+    const rateLimit = route["rateLimit"] as RateLimitRule | undefined;
+    if (rateLimit) checkRateLimitRule(rateLimit);
+    const bearer = route["bearer"];
+    if (bearer !== undefined && typeof bearer !== "function") {
+      fail(where, path, "bearer must be a function (token, request) => boolean");
+    }
+  };
+  const entry = (
+    access: RouteAccess,
+    options: RouteOptions<S, S, S, BS>,
+    methods: readonly HttpMethod[],
+    route: Record<string, unknown>,
+  ): RegisteredRoute => ({
+    access,
+    methods,
+    path: options.path,
+    options,
+    auth: route["auth"] as AuthHook | undefined,
+    registered: route["registered"] as RegisteredRoute["registered"],
+    rateLimit: route["rateLimit"] as RateLimitRule | undefined,
+    reserveNonce: route["reserveNonce"] as boolean | undefined,
+    bearer: route["bearer"] as BearerCheck | undefined,
+    slugHeader: route["slugHeader"] as SlugHeaderRule | undefined,
+    handler: route["handler"] as RegisteredRoute["handler"],
+  });
+
   const add = (access: RouteAccess, route: Record<string, unknown>) => {
     const options = route as unknown as RouteOptions<S, S, S, BS>;
     checkRoute(access, options);
-    if (typeof route["handler"] !== "function")
-      fail(access, options.path, "handler must be a function");
-    const rateLimit = route["rateLimit"] as RateLimitRule | undefined;
-    if (rateLimit) checkRateLimitRule(rateLimit);
+    check(access, route, options.path);
+    if (route["bearer"] !== undefined && access !== "public" && access !== "internal") {
+      fail(access, options.path, "a bearer check belongs on a public or internal route");
+    }
+    const slugHeader = route["slugHeader"];
+    if (slugHeader !== undefined && access !== "internal") {
+      fail(access, options.path, "slugHeader belongs on an internal route");
+    }
+    if (slugHeader !== undefined && slugHeader !== "required" && slugHeader !== "if-sent") {
+      fail(access, options.path, 'slugHeader is "required" or "if-sent"');
+    }
     const methods = typeof options.method === "string" ? [options.method] : [...options.method];
-    const keys = methods.map((method) => `${method} ${options.path}`);
-    const taken = keys.find((key) => seen.has(key));
-    if (taken) fail(access, options.path, `${taken} is already registered`);
-    for (const key of keys) seen.add(key);
-    routes.push({
-      access,
-      methods,
-      path: options.path,
-      options,
-      auth: route["auth"] as AuthHook | undefined,
-      registered: route["registered"] as RegisteredRoute["registered"],
-      rateLimit,
-      reserveNonce: route["reserveNonce"] as boolean | undefined,
-      bearer: route["bearer"] as RegisteredRoute["bearer"],
-      handler: route["handler"] as RegisteredRoute["handler"],
-    });
+    claim(access, options.path, methods)();
+    routes.push(entry(access, options, methods, route));
   };
-  const router: ChallengeRouter<Cfg> = {
+
+  const addSubmission = (route: Record<string, unknown>) => {
+    const path = route["path"] as string;
+    const bridgePath = (route["bridgePath"] as string | undefined) ?? DEFAULT_BRIDGE_PATH;
+    const method = (route["method"] as HttpMethod | undefined) ?? "POST";
+    if (method !== "POST" && method !== "PUT") fail("submission", path, "method is POST or PUT");
+    const body = route["body"] as TSchema | undefined;
+    if (body !== undefined && (typeof body !== "object" || body === null)) {
+      fail("submission", path, 'body is a TypeBox schema (use `raw` for bytes, not body: "raw")');
+    }
+    if (route["contentTypes"] !== undefined) {
+      fail("submission", path, "list raw media types in `raw`, not contentTypes");
+    }
+    if (route["bearer"] !== undefined || route["reserveNonce"] !== undefined) {
+      fail("submission", path, "a submission is signed or bridged: no bearer or reserveNonce");
+    }
+    const raw = checkRawTypes(path, route["raw"], body !== undefined);
+    if (body === undefined && raw.length === 0) {
+      fail("submission", path, "give a JSON `body` schema, `raw` media types, or both");
+    }
+    const signed = { ...route, method, path } as unknown as RouteOptions<S, S, S, BS>;
+    const bridged = { ...route, method, path: bridgePath } as unknown as RouteOptions<S, S, S, BS>;
+    checkRoute("signed", signed, "submission");
+    checkRoute("bridge", bridged, "submission");
+    check("submission", route, path);
+    const claimSigned = claim("submission", path, [method]);
+    const claimBridged = claim("submission", bridgePath, [method]);
+    claimSigned();
+    claimBridged();
+    // One count for both ways in: the bucket defaults to the signed half's `METHOD path`.
+    const limit = route["rateLimit"] as RateLimitRule | undefined;
+    const shared = limit ? { ...limit, bucket: limit.bucket ?? `${method} ${path}` } : undefined;
+    const submission = { raw };
+    for (const [access, options] of [
+      ["signed", signed],
+      ["bridge", bridged],
+    ] as const) {
+      routes.push({ ...entry(access, options, [method], route), rateLimit: shared, submission });
+    }
+  };
+
+  const router: ChallengeRouter<Cfg, State> = {
     public(route) {
       add("public", route as never);
       return router;
@@ -284,6 +377,10 @@ export function createRouter<Cfg>(
     },
     internal(route) {
       add("internal", route as never);
+      return router;
+    },
+    submission(route) {
+      addSubmission(route as never);
       return router;
     },
   };

@@ -1,15 +1,17 @@
 import {
-  createTestDatabase,
   type Database,
   generateMnemonic,
   initCrypto,
   keypairFromMnemonic,
   signRequest,
 } from "@platform/core";
+import { createTestDatabase } from "@platform/core/testing";
 import { Type } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError } from "./challenge-config.js";
-import { defineChallenge, type WeightsResult } from "./define-challenge.js";
+import type { StartOptions } from "./challenge-instance.js";
+import { type Challenge, defineChallenge } from "./define-challenge.js";
+import type { WeightsResult } from "./service-routes.js";
 
 const TOKEN = "ct_0123456789abcdefghijklmnopqrstuvwxyz";
 const env = { CHALLENGE_TOKEN: TOKEN, LOG_LEVEL: "silent" };
@@ -17,6 +19,11 @@ const internal = { authorization: `Bearer ${TOKEN}`, "x-platform-challenge-slug"
 
 function weightsChallenge(weights: () => WeightsResult | Promise<WeightsResult>) {
   return defineChallenge({ slug: "unit", version: "0.1.0", weights });
+}
+
+/** Start on a free loopback port; the tests talk to `instance.fetch`, in-process. */
+function startOn<Cfg, State>(challenge: Challenge<Cfg, State>, options: StartOptions) {
+  return challenge.start({ host: "127.0.0.1", port: 0, ...options });
 }
 
 describe("defineChallenge checks its definition", () => {
@@ -63,20 +70,42 @@ describe("defineChallenge checks its definition", () => {
     expect(challenge.openapi().paths["/v1/x"]).toBeDefined();
   });
 
-  it("answers 503 challenge_not_started before init, and after close", async () => {
+  it("publishes its named records under components.schemas and refuses clashing names", () => {
+    const Item = Type.Object({ id: Type.Integer(), hotkey: Type.String() });
+    const challenge = defineChallenge({
+      slug: "unit",
+      version: "0.1.0",
+      schemas: { SubmissionListItem: Item },
+      weights: () => ({}),
+    });
+    const schemas = (challenge.openapi().components as { schemas: Record<string, unknown> })
+      .schemas;
+    expect(schemas.SubmissionListItem).toEqual(JSON.parse(JSON.stringify(Item)));
+    expect(schemas.HTTPValidationError).toBeDefined();
+    const define = (name: string) => () =>
+      defineChallenge({
+        slug: "unit",
+        version: "0.1.0",
+        schemas: { [name]: Item },
+        weights: () => ({}),
+      });
+    expect(define("HTTPValidationError")).toThrow(/SDK's own/);
+    expect(define("bad name/x")).toThrow(/must match/);
+  });
+
+  it("answers 503 challenge_not_started once closed", async () => {
     const challenge = weightsChallenge(() => ({}));
-    const response = await challenge.fetch(new Request("http://x/health"));
+    const running = await startOn(challenge, { env, memory: true });
+    expect((await running.instance.fetch(new Request("http://x/health"))).status).toBe(200);
+    await running.close();
+    const response = await running.instance.fetch(new Request("http://x/health"));
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ code: "challenge_not_started" });
-    await challenge.init({ env, memory: true });
-    expect((await challenge.fetch(new Request("http://x/health"))).status).toBe(200);
-    await challenge.close();
-    expect((await challenge.fetch(new Request("http://x/health"))).status).toBe(503);
   });
 
   it("throws the ConfigError before opening anything", async () => {
     const challenge = weightsChallenge(() => ({}));
-    await expect(challenge.init({ env: {}, memory: true })).rejects.toBeInstanceOf(ConfigError);
+    await expect(startOn(challenge, { env: {}, memory: true })).rejects.toBeInstanceOf(ConfigError);
   });
 });
 
@@ -104,12 +133,15 @@ describe("a challenge on a database it was given", () => {
       [{ weights: { x: 5 } }, { epoch: null, weights: { x: 1 } }],
     ];
     for (const [result, expected] of cases) {
-      const runtime = await weightsChallenge(async () => result).init({ env, db });
-      const response = await runtime.fetch(
+      const running = await startOn(
+        weightsChallenge(async () => result),
+        { env, db },
+      );
+      const response = await running.instance.fetch(
         new Request("http://x/internal/v1/get_weights", { headers: internal }),
       );
       expect(await response.json()).toEqual({ challenge_slug: "unit", ...(expected as object) });
-      await runtime.close();
+      await running.close();
     }
   });
 
@@ -122,41 +154,50 @@ describe("a challenge on a database it was given", () => {
       () => ({ epoch: 1.5, weights: {} }),
       () => null as never,
     ]) {
-      const runtime = await weightsChallenge(weights).init({ env, db });
-      const response = await runtime.fetch(
+      const running = await startOn(weightsChallenge(weights), { env, db });
+      const response = await running.instance.fetch(
         new Request("http://x/internal/v1/get_weights", { headers: internal }),
       );
       expect(response.status).toBe(500);
       const text = await response.text();
       expect(JSON.parse(text)).toMatchObject({ code: "internal_error" });
       expect(text).not.toContain("secret detail");
-      await runtime.close();
+      await running.close();
     }
   });
 
   it("does not close a database it was given", async () => {
-    const runtime = await weightsChallenge(() => ({})).init({ env, db });
-    await runtime.close();
-    await runtime.close();
+    const running = await startOn(
+      weightsChallenge(() => ({})),
+      { env, db },
+    );
+    await running.close();
+    await running.close();
     expect(await db.sql`select 1 as one`).toEqual([{ one: 1 }]);
   });
 
   it("with allowNoToken, internal routes take no bearer but still need the slug", async () => {
-    const runtime = await weightsChallenge(() => ({})).init({
-      env: { LOG_LEVEL: "silent" },
-      db,
-      allowNoToken: true,
-    });
+    const running = await startOn(
+      weightsChallenge(() => ({})),
+      {
+        env: { LOG_LEVEL: "silent" },
+        db,
+        allowNoToken: true,
+      },
+    );
     const url = "http://x/internal/v1/get_weights";
     expect(
-      (await runtime.fetch(new Request(url, { headers: { "x-platform-challenge-slug": "unit" } })))
-        .status,
+      (
+        await running.instance.fetch(
+          new Request(url, { headers: { "x-platform-challenge-slug": "unit" } }),
+        )
+      ).status,
     ).toBe(200);
-    expect((await runtime.fetch(new Request(url))).status).toBe(403);
-    await runtime.close();
+    expect((await running.instance.fetch(new Request(url))).status).toBe(403);
+    await running.close();
   });
 
-  it("runs several runtimes of one definition side by side", async () => {
+  it("runs several instances of one definition side by side", async () => {
     const other = await createTestDatabase({ backend: "pglite" });
     try {
       const challenge = defineChallenge({
@@ -168,13 +209,13 @@ describe("a challenge on a database it was given", () => {
             (await sql<{ v: string }[]>`select v from unit_marks`).map((r) => [r.v, 1]),
           ),
       });
-      const one = await challenge.init({ env, db });
-      const two = await challenge.init({ env, db: other });
-      await one.sql`insert into unit_marks values ('one')`;
-      await two.sql`insert into unit_marks values ('two')`;
-      const read = async (runtime: typeof one) =>
+      const one = await startOn(challenge, { env, db });
+      const two = await startOn(challenge, { env, db: other });
+      await one.instance.sql`insert into unit_marks values ('one')`;
+      await two.instance.sql`insert into unit_marks values ('two')`;
+      const read = async (running: typeof one) =>
         (await (
-          await runtime.fetch(
+          await running.instance.fetch(
             new Request("http://x/internal/v1/get_weights", { headers: internal }),
           )
         ).json()) as {
@@ -196,7 +237,7 @@ describe("a challenge on a database it was given", () => {
       migrations: [{ version: 1, name: "bad", sql: "create table broken_t (; nonsense" }],
       weights: () => ({}),
     });
-    await expect(broken.init({ env, db })).rejects.toThrow(/broken\/0001_bad failed/);
+    await expect(startOn(broken, { env, db })).rejects.toThrow(/broken\/0001_bad failed/);
     expect(await db.sql`select to_regclass('broken_t') as t`).toEqual([{ t: null }]);
   });
 
@@ -209,12 +250,14 @@ describe("a challenge on a database it was given", () => {
       weights: () => ({}),
       routes: (r) => r.signed({ method: "GET", path: "/v1/me", handler: ({ miner }) => miner }),
     });
-    const runtime = await challenge.init({ env, db });
-    expect((await runtime.fetch(new Request("http://x/v1/me", { method: "HEAD" }))).status).toBe(
-      401,
-    );
+    const running = await startOn(challenge, { env, db });
+    expect(
+      (await running.instance.fetch(new Request("http://x/v1/me", { method: "HEAD" }))).status,
+    ).toBe(401);
     const headers = signRequest(miner, { method: "GET", url: "http://x/v1/me", slug: "unit" });
-    expect((await runtime.fetch(new Request("http://x/v1/me", { headers }))).status).toBe(200);
-    await runtime.close();
+    expect((await running.instance.fetch(new Request("http://x/v1/me", { headers }))).status).toBe(
+      200,
+    );
+    await running.close();
   });
 });

@@ -1,4 +1,5 @@
-import { createTestDatabase, type Database, newNonce, testBackends } from "@platform/core";
+import { type Database, newNonce } from "@platform/core";
+import { createTestDatabase, testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateSdk } from "./_sdk-migrations.js";
 import { pruneNonces, reserveNonce } from "./nonce-store.js";

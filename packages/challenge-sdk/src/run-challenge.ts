@@ -1,6 +1,8 @@
 import { redactText } from "@platform/core";
 import { ConfigError } from "./challenge-config.js";
-import type { Challenge, RunningChallenge, StartOptions } from "./define-challenge.js";
+import type { StartOptions } from "./challenge-instance.js";
+import type { Challenge } from "./define-challenge.js";
+import type { RunningChallenge } from "./running-challenge.js";
 
 /** Options of {@link runChallenge}. */
 export interface RunChallengeOptions extends StartOptions {
@@ -9,16 +11,16 @@ export interface RunChallengeOptions extends StartOptions {
 }
 
 /**
- * The `main` of a challenge process: start it from the environment, stop it gracefully on
- * SIGTERM/SIGINT (a second signal exits at once). A bad configuration prints every bad
+ * The `main` of a challenge process (tests call `challenge.start()` instead): start it from the
+ * environment, stop it gracefully on SIGTERM/SIGINT (a second signal exits at once). A bad configuration prints every bad
  * variable (never a value) and sets exit code 1 instead of throwing a stack trace.
  * @example await runChallenge(challenge); // src/main.ts
  */
-export async function runChallenge<Cfg>(
-  challenge: Challenge<Cfg>,
+export async function runChallenge<Cfg, State>(
+  challenge: Challenge<Cfg, State>,
   options: RunChallengeOptions = {},
-): Promise<RunningChallenge<Cfg> | undefined> {
-  let running: RunningChallenge<Cfg>;
+): Promise<RunningChallenge<Cfg, State> | undefined> {
+  let running: RunningChallenge<Cfg, State>;
   try {
     running = await challenge.start(options);
   } catch (error) {
@@ -35,13 +37,13 @@ export async function runChallenge<Cfg>(
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
-    running.runtime.log.info("stopping", { signal });
+    running.instance.log.info("stopping", { signal });
     running.close().then(
       () => {
         for (const name of signals) process.off(name, onSignal);
       },
       (error: unknown) => {
-        running.runtime.log.error("stop failed", { error });
+        running.instance.log.error("stop failed", { error });
         process.exitCode = 1;
         for (const name of signals) process.off(name, onSignal);
       },

@@ -1,6 +1,6 @@
 import { defineChallenge, Type } from "@platform/challenge-sdk";
 import { runChallengeConformance } from "@platform/challenge-sdk/testing";
-import { testBackends } from "@platform/core";
+import { testBackends } from "@platform/core/testing";
 import { echoChallenge } from "./example-challenge.js";
 
 // The example challenge, probed automatically (its signed JSON route gives the 422).

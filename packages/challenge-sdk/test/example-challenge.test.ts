@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
-import { PLATFORM_HEADERS } from "@platform/challenge-sdk";
+import { PLATFORM_HEADERS } from "@platform/challenge-sdk/proxy-contract";
 import {
   createMinerKey,
   startTestChallenge,
   type TestChallenge,
 } from "@platform/challenge-sdk/testing";
-import { encodeSs58, newNonce, signRequest, testBackends } from "@platform/core";
+import { encodeSs58, newNonce, signRequest } from "@platform/core";
+import { testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { attemptToken, echoChallenge, lifecycle } from "./example-challenge.js";
 
@@ -59,8 +60,8 @@ describe.each(await testBackends())("the example challenge on %s", (backend) => 
     it("GET /version reports exactly the four fields, with the author's capabilities added", async () => {
       const response = await t.fetch("/version");
       expect(await response.json()).toEqual({
-        version: "1.2.3",
         api_version: "1.0",
+        challenge_version: "1.2.3",
         sdk_version: (await import("@platform/challenge-sdk")).SDK_VERSION,
         capabilities: ["get_weights", "proxy_routes", "bridge_submissions"],
       });
@@ -382,7 +383,7 @@ describe.each(await testBackends())("the example challenge on %s", (backend) => 
       expect((await submit(1)).status).toBe(429);
     });
 
-    it("work in-process through challenge.fetch, with no socket", async () => {
+    it("work in-process through instance.fetch, with no socket", async () => {
       const url = "http://challenge.local/v1/me?verbose=true";
       const headers = signRequest(t.miner, { method: "GET", url, slug });
       const response = await t.runtime.fetch(new Request(url, { headers }));
@@ -559,7 +560,7 @@ describe.each(await testBackends())("the example challenge on %s", (backend) => 
       expect((await post({ authorization: `Bearer ${attemptToken("12")}` })).status).toBe(403);
     });
 
-    it("a public route can carry its own bearer with bearerAuth", async () => {
+    it("a public route can carry its own bearer", async () => {
       const path = "/evaluation/v1/runs/r1/result";
       const post = (headers: Record<string, string>, body = json({ ok: true })) =>
         t.fetch(path, { method: "POST", headers: { ...JSON_TYPE, ...headers }, body });
@@ -623,11 +624,11 @@ describe.each(await testBackends())("the example challenge on %s", (backend) => 
 });
 
 describe("lifecycle", () => {
-  it("runs setup on start and teardown on close", async () => {
+  it("runs setup on start and its onClose cleanup on close", async () => {
     const before = { ...lifecycle };
     const t = await startTestChallenge(echoChallenge);
     expect(lifecycle.setups).toBe(before.setups + 1);
     await t.close();
-    expect(lifecycle.teardowns).toBe(before.teardowns + 1);
+    expect(lifecycle.closes).toBe(before.closes + 1);
   });
 });

@@ -2,11 +2,10 @@
 // bridges them), the challenge stores them and serves weights from each hotkey's best score.
 import { createHash } from "node:crypto";
 import {
-  bearerAuth,
-  decodeJsonBody,
   defineChallenge,
   HttpError,
   json,
+  secretsEqual,
   Type,
   weightsFromScores,
 } from "@platform/challenge-sdk";
@@ -18,7 +17,7 @@ export const ScoreBody = Type.Object(
 );
 
 /** How the example's lifecycle hooks report themselves (tests read it). */
-export const lifecycle = { setups: 0, teardowns: 0 };
+export const lifecycle = { setups: 0, closes: 0 };
 
 /** The per-attempt bearer of the custom internal route: "attempt-<id>-secret". */
 export const attemptToken = (id: string) => `attempt-${id}-secret`;
@@ -34,12 +33,12 @@ export const echoChallenge = defineChallenge({
     ECHO_RUN_TOKEN: Type.String({ default: "run-token-0123456789" }),
   }),
   migrations: new URL("./fixtures/echo-migrations/", import.meta.url),
-  setup: async ({ sql }) => {
+  setup: async ({ sql, onClose }) => {
     lifecycle.setups++;
     await sql`insert into echo_events (kind, detail) values ('setup', 'ran')`;
-  },
-  teardown: () => {
-    lifecycle.teardowns++;
+    onClose(() => {
+      lifecycle.closes++;
+    });
   },
   weights: async ({ sql }) => {
     const rows = await sql<{ hotkey: string; score: number; at: Date; id: string }[]>`
@@ -73,16 +72,20 @@ export const echoChallenge = defineChallenge({
       },
     });
 
-    router.signed({
-      method: "POST",
+    // One declaration: signed by the miner at /v1/scores, or bridged by the master (a JSON score
+    // or a ZIP, scored by its size) at /internal/v1/bridge/submissions; one rate-limit count.
+    router.submission({
       path: "/v1/scores",
-      summary: "Submit a signed score",
+      summary: "Submit a score, signed or through the master",
       body: ScoreBody,
+      raw: ["application/zip"],
+      bodyLimit: 2_000_000,
       registered,
       rateLimit: { limit: 3, windowSeconds: 60, bucket: "scores" },
       responses: { 201: { description: "Stored", schema: Type.Object({ id: Type.Integer() }) } },
-      handler: async ({ sql, body, miner, config }) => {
-        if (body.score > config.ECHO_MAX_SCORE) {
+      handler: async ({ sql, body, rawBody, miner, filename, config }) => {
+        const score = body === undefined ? rawBody.byteLength : body.score;
+        if (score > config.ECHO_MAX_SCORE) {
           throw new HttpError(
             400,
             "score_too_high",
@@ -90,10 +93,14 @@ export const echoChallenge = defineChallenge({
           );
         }
         const [row] = await sql<{ id: number }[]>`
-          insert into echo_scores (hotkey, score, via, request_hash)
-          values (${miner.hotkey}, ${body.score}, 'signed', ${miner.requestHash})
+          insert into echo_scores (hotkey, score, via, request_hash, filename)
+          values (${miner.hotkey}, ${score}, ${miner.via}, ${miner.requestHash}, ${filename})
           returning id::int as id`;
-        return json({ id: row!.id }, { status: 201 });
+        if (miner.via === "signed") return json({ id: row!.id }, { status: 201 });
+        return json(
+          { id: row!.id, hotkey: miner.hotkey, nonce: miner.nonce, filename },
+          { status: 201 },
+        );
       },
     });
 
@@ -122,29 +129,6 @@ export const echoChallenge = defineChallenge({
       }),
     });
 
-    router.bridge({
-      method: "POST",
-      path: "/internal/v1/bridge/submissions",
-      body: "raw",
-      contentTypes: ["application/zip", "application/json"],
-      bodyLimit: 2_000_000,
-      registered,
-      rateLimit: { limit: 3, windowSeconds: 60, bucket: "scores" },
-      handler: async ({ sql, body, miner, filename, request }) => {
-        const score = request.headers.get("content-type")?.startsWith("application/json")
-          ? decodeJsonBody(ScoreBody, body).score
-          : body.byteLength;
-        const [row] = await sql<{ id: number }[]>`
-          insert into echo_scores (hotkey, score, via, request_hash, filename)
-          values (${miner.hotkey}, ${score}, 'bridge', ${miner.requestHash}, ${filename})
-          returning id::int as id`;
-        return json(
-          { id: row!.id, hotkey: miner.hotkey, nonce: miner.nonce, filename },
-          { status: 201 },
-        );
-      },
-    });
-
     router.internal({
       method: "POST",
       path: "/internal/v1/worker/process-next",
@@ -171,7 +155,8 @@ export const echoChallenge = defineChallenge({
       path: "/evaluation/v1/runs/:run_id/result",
       params: Type.Object({ run_id: Type.String() }),
       body: Type.Object({ ok: Type.Boolean() }),
-      auth: bearerAuth((token, { config }) => token === config.ECHO_RUN_TOKEN),
+      // The run's own bearer (401 invalid_token without it), not the challenge token.
+      bearer: (token, { config }) => secretsEqual(token, config.ECHO_RUN_TOKEN),
       handler: ({ params, body }) => ({ run_id: params.run_id, ok: body.ok }),
     });
 

@@ -1,3 +1,8 @@
+/**
+ * @platform/challenge-sdk/jobs: a job queue in the challenge's own Postgres (leases, retries with
+ * backoff, fenced completion) and the workers that drain it. docs/jobs-and-tasks.md.
+ */
+
 export { JobError, type JobErrorOptions } from "./job-error.js";
 export {
   type JobContext,
@@ -7,7 +12,7 @@ export {
   type WorkerEvent,
   WorkerStoppingError,
 } from "./job-handler.js";
-export { jobQueueMigrations, migrateJobQueue } from "./job-migrations.js";
+export { migrateJobQueue } from "./job-migrations.js";
 export {
   type BackoffOptions,
   type ClaimedJob,

@@ -1,4 +1,5 @@
-import { createTestDatabase, type Database, testBackends } from "@platform/core";
+import type { Database } from "@platform/core";
+import { createTestDatabase, testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobQueueMigrations, migrateJobQueue } from "./job-migrations.js";
 import { createJobQueue, type JobQueueOptions } from "./job-queue.js";

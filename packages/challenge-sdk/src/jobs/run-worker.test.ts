@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { createTestDatabase, type Database, testBackends } from "@platform/core";
+import type { Database } from "@platform/core";
+import { createTestDatabase, testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobError } from "./job-error.js";
 import { LeaseLostError, type WorkerEvent, WorkerStoppingError } from "./job-handler.js";

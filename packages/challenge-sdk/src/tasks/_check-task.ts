@@ -1,72 +1,64 @@
-import { BrokerRunRequest, validateValue } from "@platform/core";
 import {
-  checkTaskLabels,
+  checkRunRequest,
+  type PlacedFile,
   type ResolvedTaskLimits,
   refuseWeakening,
-  resolveTaskLimits,
-  type TaskLimitPolicy,
-} from "./hardened-container.js";
-import type { Task } from "./task.js";
+  type SandboxPolicy,
+  SandboxRefusal,
+} from "@platform/challenge-sdk/sandbox";
+import { BrokerRunRequest, validateValue } from "@platform/core";
+import { inTaskTerms, toBrokerRunRequest } from "./_wire.js";
 import { TaskRejectedError } from "./task-errors.js";
-import { checkTaskFiles, type PlacedFile, type TaskFileCaps } from "./task-files.js";
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const LABEL_KEY = /^[a-z0-9][a-z0-9_.-]{0,127}$/;
-
-/** A task that passed every check, with its defaults filled in. */
+/** A task that passed every check, in the broker's wire format with its defaults filled in. */
 export interface CheckedTask {
-  task: Task & { timeout_seconds: number; gpus: number };
+  /** What the broker is sent; `timeout_seconds` and `gpus` hold their defaults. */
+  request: BrokerRunRequest;
   /** Null when the limits are left to the broker. */
   limits: ResolvedTaskLimits | null;
   files: PlacedFile[];
 }
 
+/** A sandbox refusal in the task API's terms: `TaskRejectedError`, naming the author's fields. */
+export function taskRejection(refusal: SandboxRefusal): TaskRejectedError {
+  const details = Object.fromEntries(
+    Object.entries(refusal.details).map(([key, value]) => [
+      key,
+      typeof value === "string" ? inTaskTerms(value) : value,
+    ]),
+  );
+  return new TaskRejectedError(refusal.code, inTaskTerms(refusal.message), {
+    details,
+    cause: refusal,
+  });
+}
+
 /**
- * Checks a task the same way on every backend, before anything is created or sent: weakening
- * fields refused, core's BrokerRunRequest schema (ids, env names, sizes, timeout 1-86400),
- * no `platform.` labels, files. `limits`/`caps` null leave those to the broker, whose
- * configured maxima may differ from the SDK's defaults.
+ * Checks a task the same way on every backend, before anything is created or sent: turned into
+ * core's `BrokerRunRequest` (camelCase in, snake_case out), weakening refused, the request
+ * schema (ids, env names, label keys, sizes, timeout 1-86400, no unknown field), then the
+ * sandbox's own rules (`checkRunRequest`). Policy nulls leave limits and file caps to the
+ * broker, whose configured maxima may differ from the SDK's defaults.
  */
-export function checkTask(
-  task: unknown,
-  policy: { limits: TaskLimitPolicy | null; fileCaps: TaskFileCaps | null },
-): CheckedTask {
+export function checkTask(task: unknown, policy: SandboxPolicy): CheckedTask {
   if (typeof task !== "object" || task === null || Array.isArray(task)) {
     throw new TaskRejectedError("invalid_task", "A task must be an object");
   }
-  refuseWeakening(task as Record<string, unknown>);
-  const checked = validateValue<Task & { timeout_seconds: number; gpus: number }>(
-    BrokerRunRequest,
-    task,
-    "body",
-  );
-  if (!checked.ok) {
-    const detail = checked.issues
-      .slice(0, 5)
-      .map((issue) => `${issue.loc.slice(1).join(".") || "task"}: ${issue.msg}`)
-      .join("; ");
-    throw new TaskRejectedError("invalid_task", `Invalid task: ${detail}`);
-  }
-  const value = checked.value;
-  // core's schema declares these key patterns, but a TypeBox Record does not enforce them.
-  for (const key of Object.keys(value.env ?? {})) {
-    if (!ENV_NAME.test(key) || key.length > 128) {
-      throw new TaskRejectedError(
-        "invalid_task",
-        `Invalid task: env: ${JSON.stringify(key)} is not a variable name`,
-      );
+  try {
+    const wire = toBrokerRunRequest(task as Record<string, unknown>);
+    // Before the schema: a weakened task is told so, whatever else is wrong with it.
+    refuseWeakening(wire);
+    const checked = validateValue<BrokerRunRequest>(BrokerRunRequest, wire, "body");
+    if (!checked.ok) {
+      const detail = checked.issues
+        .slice(0, 5)
+        .map((issue) => `${issue.loc.slice(1).join(".") || "task"}: ${issue.msg}`)
+        .join("; ");
+      throw new TaskRejectedError("invalid_task", `Invalid task: ${inTaskTerms(detail)}`);
     }
+    const { limits, files } = checkRunRequest(checked.value, policy);
+    return { request: checked.value, limits, files };
+  } catch (error) {
+    throw error instanceof SandboxRefusal ? taskRejection(error) : error;
   }
-  for (const key of Object.keys(value.labels ?? {})) {
-    if (!LABEL_KEY.test(key)) {
-      throw new TaskRejectedError(
-        "invalid_task",
-        `Invalid task: labels: ${JSON.stringify(key)} is not a label key`,
-      );
-    }
-  }
-  checkTaskLabels(value.labels);
-  const limits = policy.limits ? resolveTaskLimits(value.limits, policy.limits) : null;
-  const files = checkTaskFiles(value.files, policy.fileCaps);
-  return { task: value, limits, files };
 }

@@ -1,7 +1,9 @@
+import { OutputCapture } from "@platform/challenge-sdk/sandbox";
+import { isSlug } from "@platform/core";
 import { Agent, type Dispatcher, request } from "undici";
 import { checkTask } from "./_check-task.js";
 import { retryAfterSeconds, taskEmitter } from "./_events.js";
-import { OutputCapture } from "./output-capture.js";
+import { inTaskTerms } from "./_wire.js";
 import type { Task, TaskResult, TaskRunner, TaskRunOptions } from "./task.js";
 import {
   TaskAbortedError,
@@ -14,7 +16,7 @@ import {
 
 /** Options of {@link brokerTaskRunner}; each falls back to the variable the master sets. */
 export interface BrokerTaskRunnerOptions {
-  /** The master's base URL (default: `PLATFORM_MASTER_URL`). */
+  /** The master's admin listener, where the broker is (default: `PLATFORM_MASTER_URL`). */
   masterUrl?: string;
   /** This challenge's broker token (default: `BROKER_TOKEN`). */
   brokerToken?: string;
@@ -29,8 +31,6 @@ export interface BrokerTaskRunnerOptions {
   /** Largest answer read (default 128 MiB; two 16 MiB outputs JSON-escaped fit). */
   maxResponseBytes?: number;
 }
-
-const SLUG = /^[a-z0-9][a-z0-9-]*[a-z0-9]$/;
 
 function setting(
   value: string | undefined,
@@ -64,9 +64,24 @@ async function readCapped(body: Dispatcher.ResponseData["body"], max: number): P
 interface ErrorBody {
   code?: unknown;
   detail?: unknown;
+  field?: unknown;
+  maximum?: unknown;
+  index?: unknown;
 }
 
-/** The typed error for a non-200 answer of POST /v1/docker/run. */
+/** The machine-readable fields of a broker refusal (`field`, `maximum`, `index`), in task terms. */
+function refusalDetails(body: ErrorBody): Record<string, string | number> {
+  const details: Record<string, string | number> = {};
+  if (typeof body.field === "string") details["field"] = inTaskTerms(body.field);
+  if (typeof body.maximum === "number") details["maximum"] = body.maximum;
+  if (typeof body.index === "number") details["index"] = body.index;
+  return details;
+}
+
+/**
+ * The typed error for a non-200 answer of POST /v1/docker/run. The broker names the wire's
+ * fields (`limits.memory_mb`); the error names the task's (`limits.memoryMb`).
+ */
 function brokerError(
   status: number,
   headers: Dispatcher.ResponseData["headers"],
@@ -81,13 +96,14 @@ function brokerError(
   }
   const code = typeof body?.code === "string" ? body.code : undefined;
   let detail: string;
-  if (typeof body?.detail === "string") detail = body.detail;
+  if (typeof body?.detail === "string") detail = inTaskTerms(body.detail);
   else if (Array.isArray(body?.detail)) {
     // FastAPI's 422: [{ loc, msg }]
     detail = (body.detail as { loc?: unknown[]; msg?: unknown }[])
       .slice(0, 5)
       .map((issue) => `${(issue.loc ?? []).slice(1).join(".")}: ${String(issue.msg)}`)
       .join("; ");
+    detail = inTaskTerms(detail);
   } else detail = text.slice(0, 500) || "(no body)";
   const after = retryAfterSeconds(headers["retry-after"]);
   switch (status) {
@@ -95,7 +111,7 @@ function brokerError(
       return new TaskRejectedError(
         code ?? "bad_request",
         `The broker refused the task (${code ?? 400}): ${detail}`,
-        { status },
+        { status, details: refusalDetails(body ?? {}) },
       );
     case 401:
       return new TaskAuthError(
@@ -112,7 +128,7 @@ function brokerError(
     case 404:
       return new TaskError(
         "broker_not_found",
-        `No broker answers at ${base}/v1/docker/run (404): check PLATFORM_MASTER_URL`,
+        `No broker answers at ${base}/v1/docker/run (404): check PLATFORM_MASTER_URL (the master's admin listener, where the broker is, not its public one)`,
         {
           retryable: false,
           status,
@@ -191,7 +207,8 @@ function parseAnswer(text: string): RunAnswer {
 
 /**
  * Runs tasks through the master's container broker (POST {masterUrl}/v1/docker/run with the
- * challenge's broker token), over a pooled undici connection. This is the backend of a
+ * challenge's broker token), over a pooled undici connection. The task is sent as core's
+ * `BrokerRunRequest`: this runner is where the camelCase task becomes the snake_case wire. This is the backend of a
  * challenge the master runs: it inherits the broker's quota, GPU leases and image policy.
  * The broker answers when the container has ended, so `started`, `log` and `finished` events
  * arrive together then. Aborting closes the request and asks the broker to clean the job up.
@@ -217,7 +234,7 @@ export function brokerTaskRunner(options: BrokerTaskRunnerOptions = {}): TaskRun
   const base = url.toString().replace(/\/+$/, "");
   const token = setting(options.brokerToken, env, "BROKER_TOKEN");
   const slug = setting(options.slug, env, "PLATFORM_CHALLENGE_SLUG");
-  if (!SLUG.test(slug))
+  if (!isSlug(slug))
     throw new TypeError(`brokerTaskRunner: ${JSON.stringify(slug)} is not a challenge slug`);
   const ownAgent = options.dispatcher
     ? null
@@ -251,7 +268,7 @@ export function brokerTaskRunner(options: BrokerTaskRunnerOptions = {}): TaskRun
   async function run(task: Task, runOptions: TaskRunOptions = {}): Promise<TaskResult> {
     const { signal } = runOptions;
     const checked = checkTask(task, { limits: null, fileCaps: null });
-    const jobId = checked.task.job_id;
+    const jobId = checked.request.job_id;
     const emit = taskEmitter(runOptions.onEvent);
     if (signal?.aborted)
       throw new TaskAbortedError(`Task ${jobId} was aborted before it was sent`, signal.reason);
@@ -264,7 +281,7 @@ export function brokerTaskRunner(options: BrokerTaskRunnerOptions = {}): TaskRun
         cause,
       );
     };
-    const waitMs = (checked.task.timeout_seconds + margin) * 1000;
+    const waitMs = (checked.request.timeout_seconds + margin) * 1000;
     let status: number;
     let answerHeaders: Dispatcher.ResponseData["headers"];
     let text: string;
@@ -273,7 +290,7 @@ export function brokerTaskRunner(options: BrokerTaskRunnerOptions = {}): TaskRun
         method: "POST",
         dispatcher,
         headers,
-        body: JSON.stringify(checked.task),
+        body: JSON.stringify(checked.request),
         ...(signal ? { signal } : {}),
         headersTimeout: waitMs,
         bodyTimeout: waitMs,

@@ -1,9 +1,10 @@
-export {
-  AttachedRunError,
-  type AttachedRunOptions,
-  type AttachedRunOutcome,
-  runAttachedContainer,
-} from "./attached-run.js";
+/**
+ * @platform/challenge-sdk/tasks: running work in hardened containers. A `Task` (camelCase),
+ * its `TaskResult` and `TaskEvent`s, two runners behind one `TaskRunner` interface (the
+ * master's broker in production, a local Docker engine otherwise, `taskRunnerFor` picks), and
+ * the `TaskError` family a job worker reads to retry or bury. docs/jobs-and-tasks.md.
+ */
+
 export { type BrokerTaskRunnerOptions, brokerTaskRunner } from "./broker-task-runner.js";
 export {
   DOCKER_RUNNER_LABEL,
@@ -11,22 +12,6 @@ export {
   type DockerTaskRunnerOptions,
   dockerTaskRunner,
 } from "./docker-task-runner.js";
-export {
-  checkTaskLabels,
-  HARDENED_LIMITS,
-  type HardenedContainerContext,
-  hardenedContainerOptions,
-  isRootUser,
-  NOBODY,
-  type ResolvedTaskLimits,
-  refuseWeakening,
-  resolveTaskLimits,
-  resolveTaskUser,
-  TASK_LABELS,
-  type TaskLimitPolicy,
-  WORKSPACE,
-} from "./hardened-container.js";
-export { type CapturedOutput, OutputCapture } from "./output-capture.js";
 export {
   type Task,
   type TaskEvent,
@@ -47,10 +32,7 @@ export {
   TaskUnavailableError,
 } from "./task-errors.js";
 export {
-  checkTaskFiles,
-  DEFAULT_FILE_CAPS,
-  type PlacedFile,
-  type TaskFileCaps,
-  taskFilePathProblem,
-  taskFilesArchive,
-} from "./task-files.js";
+  type TaskRunnerForOptions,
+  type TaskRunnerSettings,
+  taskRunnerFor,
+} from "./task-runner-for.js";

@@ -1,25 +1,51 @@
-import type { BrokerFile, BrokerLimits, BrokerRunRequest } from "@platform/core";
-
-/** One file placed under /workspace before the task starts (core's `BrokerFile`). */
-export type TaskFile = BrokerFile;
-
-/** Resource caps of one task (core's `BrokerLimits`); each may only lower the hardened default. */
-export type TaskLimits = BrokerLimits;
+/** One file placed under /workspace before the task starts, read-only. */
+export interface TaskFile {
+  /** Relative to /workspace, "/" between segments, no `..`. */
+  path: string;
+  /** The content, base64-encoded (`taskFile` does that). */
+  contentBase64: string;
+  /** Permission bits (default 0o644); set-id and sticky bits are dropped. */
+  mode?: number;
+}
 
 /**
- * One container run. The fields are core's `BrokerRunRequest` (so a task goes to the master's
- * broker verbatim), minus the ones that exist there only to be refused (`network`,
- * `privileged`, `read_only`, `cap_add`, `devices`, `host_mounts`, `user`): the sandbox cannot be
- * weakened from a task. `timeout_seconds` defaults to 3600, `gpus` to 0.
- * @example const task: Task = { job_id: "eval-42", image: "ghcr.io/me/eval:1", command: ["python", "/workspace/run.py"], files: [taskFile("run.py", code)] };
+ * Resource caps of one task. CPU, memory and pids default to the hardened maximum and may only
+ * be lowered; /tmp and output default lower and may rise to their maximum.
  */
-export type Task = Pick<
-  BrokerRunRequest,
-  "job_id" | "image" | "command" | "entrypoint" | "workdir" | "env" | "labels" | "limits" | "files"
-> & {
-  timeout_seconds?: number;
+export interface TaskLimits {
+  cpus?: number;
+  memoryMb?: number;
+  pids?: number;
+  tmpfsMb?: number;
+  /** Bytes kept per stream; the rest is read and dropped. */
+  outputBytes?: number;
+}
+
+/**
+ * One container run, in the task API's one casing (camelCase). The broker runner sends it as
+ * core's `BrokerRunRequest` (`jobId` becomes `job_id` and so on); nothing in a task can weaken
+ * the sandbox (no network, privileges, capabilities, devices, host mounts or user), and a field
+ * asking for that is refused at run time.
+ * @example const task: Task = { jobId: "eval-42", image: "ghcr.io/me/eval:1", command: ["python", "/workspace/run.py"], files: [taskFile("run.py", code)], timeoutSeconds: 600 };
+ */
+export interface Task {
+  /** Names the run (and its container): letters, digits, `_`, `.`, `-`; at most 128. */
+  jobId: string;
+  image: string;
+  command?: string[];
+  entrypoint?: string[];
+  /** Default /workspace. */
+  workdir?: string;
+  env?: Record<string, string>;
+  /** Your own labels; the `platform.` namespace is reserved. */
+  labels?: Record<string, string>;
+  limits?: TaskLimits;
+  files?: TaskFile[];
+  /** 1 to 86 400, default 3600. */
+  timeoutSeconds?: number;
+  /** Default 0; refused where no GPU can run it, never run on CPU instead. */
   gpus?: number;
-};
+}
 
 /** How a task ended. `exitCode` is null when it was killed for its timeout. */
 export interface TaskResult {
@@ -29,7 +55,7 @@ export interface TaskResult {
   exitCode: number | null;
   timedOut: boolean;
   oomKilled: boolean;
-  /** Output past `limits.output_bytes` was read and dropped. */
+  /** Output past `limits.outputBytes` was read and dropped. */
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
   durationMs: number;
@@ -73,12 +99,11 @@ export interface TaskRunner {
 }
 
 /**
- * A task file from text or bytes, base64-encoded as the wire format wants.
+ * A task file from text or bytes.
  * @example taskFile("src/main.py", "print('hi')", 0o644)
  */
 export function taskFile(path: string, content: string | Uint8Array, mode?: number): TaskFile {
   const bytes = typeof content === "string" ? Buffer.from(content, "utf8") : Buffer.from(content);
-  return mode === undefined
-    ? { path, content_base64: bytes.toString("base64") }
-    : { path, content_base64: bytes.toString("base64"), mode };
+  const contentBase64 = bytes.toString("base64");
+  return mode === undefined ? { path, contentBase64 } : { path, contentBase64, mode };
 }

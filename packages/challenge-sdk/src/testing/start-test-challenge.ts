@@ -1,19 +1,15 @@
 import { randomBytes } from "node:crypto";
-import {
-  type Challenge,
-  type ChallengeRuntime,
-  PLATFORM_HEADERS,
-  proxyPathPrefix,
-} from "@platform/challenge-sdk";
+import type { Challenge, ChallengeInstance } from "@platform/challenge-sdk";
+import { PLATFORM_HEADERS, proxyPathPrefix } from "@platform/challenge-sdk/proxy-contract";
 import {
   type Backend,
-  createTestDatabase,
   type Database,
   generateToken,
   newNonce,
   type Sql,
   signRequest,
 } from "@platform/core";
+import { createTestDatabase } from "@platform/core/testing";
 import { createMinerKey, type MinerKey } from "./miner-key.js";
 
 /** Options of {@link startTestChallenge}. */
@@ -54,7 +50,7 @@ export interface TestChallenge<Cfg = unknown> {
   slug: string;
   /** The CHALLENGE_TOKEN it runs with. */
   token: string;
-  runtime: ChallengeRuntime<Cfg>;
+  runtime: ChallengeInstance<Cfg>;
   db: Database;
   sql: Sql;
   /** A fresh miner hotkey that `signedFetch` signs with. */
@@ -141,7 +137,7 @@ export async function startTestChallenge<Cfg>(
     url: base,
     slug,
     token,
-    runtime: running.runtime,
+    runtime: running.instance,
     db,
     sql: db.sql,
     miner,

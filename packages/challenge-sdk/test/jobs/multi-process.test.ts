@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { createTestDatabase, type Database, testBackends } from "@platform/core";
+import type { Database } from "@platform/core";
+import { createTestDatabase, testBackends } from "@platform/core/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createJobQueue, migrateJobQueue } from "../../src/jobs/index.js";
 

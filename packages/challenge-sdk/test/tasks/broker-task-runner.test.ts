@@ -13,6 +13,7 @@ import {
   TaskRejectedError,
   TaskUnavailableError,
   taskFile,
+  taskRunnerFor,
 } from "../../src/tasks/index.js";
 
 const TOKEN = "pt_broker-token-for-tests-0123456789";
@@ -47,7 +48,16 @@ function brokerServer() {
       req.headers.authorization !== `Bearer ${TOKEN}` ||
       req.headers["x-platform-challenge-slug"] !== SLUG
     ) {
-      return send(401, { detail: "Invalid broker token or challenge slug", code: "unauthorized" });
+      // The real broker's 401 (master broker-auth.ts), one answer for every credential mistake.
+      return send(
+        401,
+        {
+          detail:
+            "A valid broker token (Authorization: Bearer) and X-Platform-Challenge-Slug are required",
+          code: "broker_unauthorized",
+        },
+        { "www-authenticate": 'Bearer realm="platform-broker"' },
+      );
     }
     if (req.url === "/v1/docker/cleanup")
       return send(200, { status: "ok", removed: [`platform-${SLUG}-${body["job_id"]}-1`] });
@@ -77,6 +87,14 @@ function brokerServer() {
       return send(400, {
         detail: 'Image "evil/x" is not allowed for workloads',
         code: "image_not_allowed",
+      });
+    if (job === "too-big")
+      return send(400, {
+        detail:
+          "limits.memory_mb: 9999 is above the maximum of 4096; a task may only lower the hardened defaults",
+        code: "limit_exceeded",
+        field: "limits.memory_mb",
+        maximum: 4096,
       });
     if (job === "invalid")
       return send(422, {
@@ -123,8 +141,8 @@ describe("brokerTaskRunner against a server speaking the broker's protocol", () 
     await new Promise((resolve) => broker.server.close(resolve));
   });
 
-  const task = (job_id: string, extra: Partial<Task> = {}): Task => ({
-    job_id,
+  const task = (jobId: string, extra: Partial<Task> = {}): Task => ({
+    jobId,
     image: "platform-test/busybox:1",
     command: ["true"],
     ...extra,
@@ -155,12 +173,12 @@ describe("brokerTaskRunner against a server speaking the broker's protocol", () 
       "x-platform-challenge-slug": SLUG,
       "content-type": "application/json",
     });
-    // core's BrokerRunRequest, defaults filled in, nothing else.
+    // core's BrokerRunRequest, defaults filled in, nothing else: the camelCase task on the wire.
     expect(request!.body).toEqual({
       job_id: "ok-1",
       image: "platform-test/busybox:1",
       command: ["true"],
-      files,
+      files: [{ path: "main.py", content_base64: Buffer.from("print(1)").toString("base64") }],
       env: { SEED: "7" },
       timeout_seconds: 3600,
       gpus: 0,
@@ -218,6 +236,28 @@ describe("brokerTaskRunner against a server speaking the broker's protocol", () 
     expect((invalid as Error).message).toContain("image: Field required");
   });
 
+  it("names the task's own fields in a broker refusal, never the wire's", async () => {
+    const error = await runner()
+      .run(task("too-big"))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TaskRejectedError);
+    expect(error).toMatchObject({
+      code: "limit_exceeded",
+      details: { field: "limits.memoryMb", maximum: 4096 },
+    });
+    expect((error as Error).message).toContain("limits.memoryMb: 9999 is above the maximum");
+    expect((error as Error).message).not.toContain("memory_mb");
+  });
+
+  it("taskRunnerFor picks the broker when the master set its variables, else the local engine", async () => {
+    const broker = taskRunnerFor({ masterUrl, brokerToken: TOKEN, slug: SLUG });
+    expect(broker.kind).toBe("broker");
+    expect((await broker.run(task("ok-for"))).exitCode).toBe(3);
+    await broker.close();
+    expect(taskRunnerFor({ masterUrl: null, brokerToken: null, slug: SLUG }).kind).toBe("docker");
+    expect(taskRunnerFor({ masterUrl, brokerToken: null, slug: SLUG }).kind).toBe("docker");
+  });
+
   it("maps 401 to a TaskAuthError that says what to check and never echoes the token", async () => {
     const wrong = brokerTaskRunner({
       masterUrl,
@@ -227,7 +267,7 @@ describe("brokerTaskRunner against a server speaking the broker's protocol", () 
     });
     const error = await wrong.run(task("ok-auth")).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TaskAuthError);
-    expect(error).toMatchObject({ code: "unauthorized", retryable: false, status: 401 });
+    expect(error).toMatchObject({ code: "broker_unauthorized", retryable: false, status: 401 });
     expect((error as Error).message).toMatch(/BROKER_TOKEN/);
     expect((error as Error).message).not.toContain("pt_wrong-token-value");
     const otherSlug = await brokerTaskRunner({
@@ -298,7 +338,7 @@ describe("brokerTaskRunner against a server speaking the broker's protocol", () 
     ).toMatchObject({ code: "invalid_task" });
     expect(
       await runner()
-        .run(task("ok-f", { files: [{ path: "/etc/passwd", content_base64: "" }] }))
+        .run(task("ok-f", { files: [{ path: "/etc/passwd", contentBase64: "" }] }))
         .catch((e: unknown) => e),
     ).toMatchObject({
       code: "invalid_file",

@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { isCi } from "@platform/core/testing";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -31,8 +32,7 @@ async function engineAnswers(docker: Docker): Promise<boolean> {
     return true;
   } catch (error) {
     const reason = (error as Error).message;
-    if (process.env["CI"] === "true")
-      throw new Error(`CI=true but no Docker engine answers: ${reason}`);
+    if (isCi()) throw new Error(`CI is set but no Docker engine answers: ${reason}`);
     const bar = "!".repeat(78);
     console.warn(
       `\n${bar}\n!! dockerTaskRunner tests SKIPPED: no Docker engine answers (${reason}).\n!! Run .ci/docker-engine.sh; CI=true makes this an error.\n${bar}\n`,
@@ -66,11 +66,11 @@ describe.skipIf(!available)("dockerTaskRunner on the real engine", () => {
   const runner = dockerTaskRunner({ docker, pull: false });
   let seq = 0;
   const task = (command: string[], extra: Partial<Task> = {}): Task => ({
-    job_id: `sdk-test-${run}-${++seq}`,
+    jobId: `sdk-test-${run}-${++seq}`,
     image: IMAGE,
     command,
     labels: { "sdk-test-run": run },
-    timeout_seconds: 60,
+    timeoutSeconds: 60,
     ...extra,
   });
   const sh = (script: string, extra: Partial<Task> = {}) => task(["sh", "-c", script], extra);
@@ -149,7 +149,7 @@ describe.skipIf(!available)("dockerTaskRunner on the real engine", () => {
   it("kills and removes a task past its timeout", async () => {
     const started = Date.now();
     const events: TaskEvent[] = [];
-    const result = await runner.run(sh("echo before; sleep 60", { timeout_seconds: 1 }), {
+    const result = await runner.run(sh("echo before; sleep 60", { timeoutSeconds: 1 }), {
       onEvent: (e) => events.push(e),
     });
     expect(result).toMatchObject({ timedOut: true, exitCode: null, stdout: "before\n" });
@@ -216,7 +216,7 @@ describe.skipIf(!available)("dockerTaskRunner on the real engine", () => {
       "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max; cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max";
     const defaults = await runner.run(sh(read));
     expect(defaults.stdout.trim().split("\n")).toEqual(["512", String(4096 * 1024 * 1024)]);
-    const lowered = await runner.run(sh(read, { limits: { pids: 64, memory_mb: 128 } }));
+    const lowered = await runner.run(sh(read, { limits: { pids: 64, memoryMb: 128 } }));
     expect(lowered.stdout.trim().split("\n")).toEqual(["64", String(128 * 1024 * 1024)]);
     const raised = await runner.run(sh(read, { limits: { pids: 4096 } })).catch((e: unknown) => e);
     expect(raised).toMatchObject({ code: "limit_exceeded", retryable: false });
@@ -227,8 +227,8 @@ describe.skipIf(!available)("dockerTaskRunner on the real engine", () => {
       task([], {
         image: MEMHOG,
         command: undefined,
-        limits: { memory_mb: 32 },
-        timeout_seconds: 60,
+        limits: { memoryMb: 32 },
+        timeoutSeconds: 60,
       }),
     );
     expect(result).toMatchObject({ oomKilled: true, timedOut: false });
@@ -237,7 +237,7 @@ describe.skipIf(!available)("dockerTaskRunner on the real engine", () => {
 
   it("caps the output it keeps, reading and dropping the rest", async () => {
     const result = await runner.run(
-      sh("yes 0123456789 | head -c 200000; echo done >&2", { limits: { output_bytes: 2048 } }),
+      sh("yes 0123456789 | head -c 200000; echo done >&2", { limits: { outputBytes: 2048 } }),
     );
     expect(result).toMatchObject({
       exitCode: 0,

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
+import { ContainerRunError } from "./container-run-error.js";
+import { isMissing } from "./docker-errors.js";
 import type { OutputCapture } from "./output-capture.js";
 
 /** How long to wait for the last output after a container exits (ms). */
@@ -28,26 +30,11 @@ export interface AttachedRunOutcome {
   oomKilled: boolean;
 }
 
-/** A Docker call of {@link runAttachedContainer} failed; `step` says which, `cause` is Docker's error. */
-export class AttachedRunError extends Error {
-  override readonly name = "AttachedRunError";
-  constructor(
-    readonly step: "attach" | "start" | "wait" | "inspect",
-    cause: unknown,
-  ) {
-    super(`Docker ${step} failed`, { cause });
-  }
-}
-
-function missing(error: unknown): boolean {
-  return (error as { statusCode?: unknown })?.statusCode === 404;
-}
-
 /**
  * Runs a created container to its end with its output attached: attaches before start (there is
  * no log file to read back), kills it at the timeout or on abort, waits, drains the last output
- * and reads OOM from inspect. Shared by the SDK's docker runner and the master's broker, which
- * each map an {@link AttachedRunError} to their own error; the container is never removed here.
+ * and reads OOM from inspect. A failed Docker call is a `ContainerRunError` naming its step; the
+ * container is never removed here (`runTaskContainer` does that).
  */
 export async function runAttachedContainer(
   container: Docker.Container,
@@ -57,7 +44,7 @@ export async function runAttachedContainer(
   const stream = await container
     .attach({ stream: true, stdout: true, stderr: true })
     .catch((error: unknown) => {
-      throw new AttachedRunError("attach", error);
+      throw new ContainerRunError("attach", error);
     });
   const drained = new Promise<void>((resolve) => {
     stream.on("data", (chunk: Buffer) => capture.write(chunk));
@@ -81,7 +68,7 @@ export async function runAttachedContainer(
     try {
       await container.start();
     } catch (error) {
-      throw new AttachedRunError("start", error);
+      throw new ContainerRunError("start", error);
     }
     options.onStarted?.();
     if (signal?.aborted) onAbort();
@@ -91,7 +78,7 @@ export async function runAttachedContainer(
       const waited = (await container.wait()) as { StatusCode?: number };
       exitCode = typeof waited.StatusCode === "number" ? waited.StatusCode : null;
     } catch (error) {
-      if (!missing(error)) throw new AttachedRunError("wait", error);
+      if (!isMissing(error)) throw new ContainerRunError("wait", error);
       removed = true;
     }
     clearTimeout(timer);
@@ -103,7 +90,7 @@ export async function runAttachedContainer(
       oomKilled = state.OOMKilled === true;
       if (exitCode === null && typeof state.ExitCode === "number") exitCode = state.ExitCode;
     } catch (error) {
-      if (!missing(error)) throw new AttachedRunError("inspect", error);
+      if (!isMissing(error)) throw new ContainerRunError("inspect", error);
       removed = true;
     }
     return { exitCode, timedOut, aborted, removed, oomKilled };

@@ -1,6 +1,6 @@
+import type { BrokerFile } from "@platform/core";
 import { type UstarEntry, ustarArchive, ustarPathParts } from "./_ustar.js";
-import type { TaskFile } from "./task.js";
-import { TaskRejectedError } from "./task-errors.js";
+import { SandboxRefusal } from "./sandbox-refusal.js";
 
 /** Caps on the files of one task. */
 export interface TaskFileCaps {
@@ -25,10 +25,8 @@ export interface PlacedFile {
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-function invalid(index: number, message: string): TaskRejectedError {
-  return new TaskRejectedError("invalid_file", `files[${index}]: ${message}`, {
-    details: { index },
-  });
+function invalid(index: number, message: string): SandboxRefusal {
+  return new SandboxRefusal("invalid_file", `files[${index}]: ${message}`, { index });
 }
 
 /** Why `path` cannot name a file under /workspace, or null when it can. */
@@ -42,26 +40,33 @@ export function taskFilePathProblem(path: string): string | null {
     if (segment === "" || segment === ".") return 'the path has an empty or "." segment';
   }
   if (!ustarPathParts(path)) return "the path is too long (at most 100 bytes per name, 255 in all)";
+  // The archive also holds each parent directory, as "dir/": check those entries as the tar
+  // writer will encode them, so a 100-byte directory name is refused here, not by the writer.
+  const segments = path.split("/");
+  for (let i = 1; i < segments.length; i++) {
+    if (!ustarPathParts(`${segments.slice(0, i).join("/")}/`))
+      return "a directory in the path is too long (at most 99 bytes per directory name, 254 in all)";
+  }
   return null;
 }
 
 /**
- * Checks every file of a task (a relative path without `..`, not absolute, no NUL or control
+ * Checks every file of a task (core's `BrokerFile`: a relative path without `..`, not absolute, no NUL or control
  * characters; canonical base64; per-file, total and count caps; no path both a file and a
  * parent directory) and decodes it. Throws `invalid_file` naming the first bad entry. With
  * `caps` null only the paths and encoding are checked (the broker applies its own caps).
  */
 export function checkTaskFiles(
-  files: readonly TaskFile[] | undefined,
+  files: readonly BrokerFile[] | undefined,
   caps: TaskFileCaps | null = DEFAULT_FILE_CAPS,
 ): PlacedFile[] {
   if (!files?.length) return [];
   if (caps && files.length > caps.maxCount) {
     // The index named is the first file past the cap.
-    throw new TaskRejectedError(
+    throw new SandboxRefusal(
       "invalid_file",
       `At most ${caps.maxCount} files per task, got ${files.length}`,
-      { details: { index: caps.maxCount } },
+      { index: caps.maxCount },
     );
   }
   const placed: PlacedFile[] = [];
@@ -80,6 +85,17 @@ export function checkTaskFiles(
     if (caps && total > caps.maxTotalBytes)
       throw invalid(index, `the files exceed ${caps.maxTotalBytes} bytes in all`);
     if (seen.has(file.path)) throw invalid(index, "the path appears twice");
+    // setuid, setgid and sticky bits would weaken the sandbox: the same answer as any weakening.
+    if (
+      file.mode !== undefined &&
+      (!Number.isInteger(file.mode) || file.mode < 0 || file.mode > 0o777)
+    ) {
+      throw new SandboxRefusal(
+        "weakening_refused",
+        `files[${index}].mode: at most 0o777 (no setuid, setgid or sticky bit); the sandbox is never weakened`,
+        { index, field: "mode" },
+      );
+    }
     seen.add(file.path);
     placed.push({ path: file.path, data, mode: file.mode ?? 0o644 });
   });

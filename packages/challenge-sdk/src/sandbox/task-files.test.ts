@@ -2,10 +2,16 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { BrokerFile } from "@platform/core";
 import { afterAll, describe, expect, it } from "vitest";
-import { taskFile } from "./task.js";
-import { TaskRejectedError } from "./task-errors.js";
+import { SandboxRefusal } from "./sandbox-refusal.js";
 import { checkTaskFiles, taskFilePathProblem, taskFilesArchive } from "./task-files.js";
+
+/** A file as the broker receives it (the sandbox checks core's wire format). */
+function taskFile(path: string, content: string | Uint8Array, mode?: number): BrokerFile {
+  const content_base64 = Buffer.from(content).toString("base64");
+  return mode === undefined ? { path, content_base64 } : { path, content_base64, mode };
+}
 
 const scratch = mkdtempSync(join(tmpdir(), "sdk-task-files-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -14,8 +20,8 @@ function refusal(run: () => unknown): string {
   try {
     run();
   } catch (error) {
-    expect(error).toBeInstanceOf(TaskRejectedError);
-    expect((error as TaskRejectedError).code).toBe("invalid_file");
+    expect(error).toBeInstanceOf(SandboxRefusal);
+    expect((error as SandboxRefusal).code).toBe("invalid_file");
     return (error as Error).message;
   }
   throw new Error("expected invalid_file");
@@ -36,9 +42,29 @@ describe("task files", () => {
     ["a/", /empty/],
     [`${"x".repeat(101)}`, /too long/],
     [`${"d/".repeat(130)}f`, /too long/],
+    // The tar writer stores each parent as "dir/": a 100-byte directory name cannot be written.
+    [`${"d".repeat(100)}/f`, /directory in the path is too long/],
+    [`a/${"d".repeat(100)}/f`, /directory in the path is too long/],
   ])("refuses the path %j", (path, reason) => {
     expect(taskFilePathProblem(path)).toMatch(reason);
     expect(refusal(() => checkTaskFiles([{ path, content_base64: "" }]))).toMatch(/^files\[0\]: /);
+  });
+
+  it("accepts every path it admits all the way into the tar writer", () => {
+    for (const path of [`${"d".repeat(99)}/f`, `${"d/".repeat(77)}${"f".repeat(100)}`]) {
+      expect(taskFilePathProblem(path)).toBeNull();
+      const files = checkTaskFiles([{ path, content_base64: "" }]);
+      expect(() => taskFilesArchive(files)).not.toThrow();
+    }
+  });
+
+  it("refuses a mode above 0o777 (setuid, setgid, sticky) as a weakening", () => {
+    for (const mode of [0o4755, 0o2755, 0o1777]) {
+      expect(() => checkTaskFiles([{ path: "a", content_base64: "", mode }])).toThrow(
+        expect.objectContaining({ code: "weakening_refused" }),
+      );
+    }
+    expect(checkTaskFiles([{ path: "a", content_base64: "", mode: 0o755 }])[0]?.mode).toBe(0o755);
   });
 
   it("accepts nested relative paths and long ones ustar can split", () => {

@@ -1,0 +1,105 @@
+import type { BrokerRunRequest } from "@platform/core";
+import type Docker from "dockerode";
+import {
+  envList,
+  gpuRequests,
+  lockedDown,
+  memoryCap,
+  nanoCpus,
+  scratchTmpfs,
+} from "./_host-config.js";
+import type { ResolvedTaskLimits } from "./task-limits.js";
+
+/**
+ * The hardened sandbox of a task container, in one place so that every backend (the SDK's
+ * docker runner, the master's broker) builds the same container from the same task.
+ * Everything here is pure: no Docker call, no clock, no randomness.
+ */
+
+/** Where task files are placed (read-only) and the default working directory. */
+export const WORKSPACE = "/workspace";
+
+/**
+ * What a task container is built from: the fields of core's `BrokerRunRequest` that shape the
+ * container (the SDK's camelCase `Task` has the same ones). Limits, user and files are decided
+ * before, and passed in the {@link HardenedContainerContext}.
+ */
+export type SandboxSpec = Pick<
+  BrokerRunRequest,
+  "image" | "command" | "entrypoint" | "workdir" | "env" | "labels"
+> & { gpus?: number };
+
+/** What the builder needs besides the spec: decisions a runner made before creating it. */
+export interface HardenedContainerContext {
+  /** Container name. */
+  name: string;
+  /** From `resolveTaskUser`. */
+  user: string;
+  limits: ResolvedTaskLimits;
+  /** Ownership labels (`ownershipLabels`), applied over the task's own. */
+  labels: Record<string, string>;
+  /** A volume holding the task's files, mounted read-only at /workspace. */
+  filesVolume?: string | null;
+  /** Paths the image declares as VOLUMEs: mounted as capped tmpfs instead of host disk. */
+  imageVolumes?: readonly string[];
+  /** GPU device ids leased to this task; empty or absent asks for `spec.gpus` by count. */
+  gpuDevices?: readonly string[];
+}
+
+/**
+ * The dockerode create options of a task's container: no network, read-only root, every
+ * capability dropped, no-new-privileges, init, private IPC, pids/memory (no swap)/CPU caps,
+ * /tmp as a noexec tmpfs, files read-only at /workspace, a non-root user, no log driver
+ * (output is read through attach), and nvidia DeviceRequests when the task asks for GPUs.
+ * @example docker.createContainer(hardenedContainerOptions(spec, { name, user, limits, labels }))
+ */
+export function hardenedContainerOptions(
+  spec: SandboxSpec,
+  context: HardenedContainerContext,
+): Docker.ContainerCreateOptions {
+  const { limits } = context;
+  const tmpfs = scratchTmpfs(limits.tmpfsBytes);
+  const volumes = (context.imageVolumes ?? []).filter(
+    (path) => path !== "/tmp" && !(context.filesVolume && path === WORKSPACE),
+  );
+  const hostConfig: Docker.HostConfig = {
+    NetworkMode: "none",
+    ReadonlyRootfs: true,
+    ...lockedDown(),
+    Privileged: false,
+    IpcMode: "private",
+    PidsLimit: limits.pids,
+    ...memoryCap(limits.memoryBytes),
+    NanoCpus: nanoCpus(limits.cpus),
+    // An image VOLUME would otherwise be a writable, uncapped directory on the host's disk.
+    Tmpfs: Object.fromEntries([["/tmp", tmpfs], ...volumes.map((path) => [path, tmpfs])]),
+    Mounts: context.filesVolume
+      ? [{ Type: "volume", Source: context.filesVolume, Target: WORKSPACE, ReadOnly: true }]
+      : [],
+    AutoRemove: false,
+    RestartPolicy: { Name: "no" },
+    // Output is read (capped) through attach; nothing is written to the host's disk.
+    LogConfig: { Type: "none", Config: {} },
+  };
+  const gpus = spec.gpus ?? 0;
+  if (gpus > 0) hostConfig.DeviceRequests = gpuRequests(gpus, context.gpuDevices);
+  const options: Docker.ContainerCreateOptions = {
+    name: context.name,
+    Image: spec.image,
+    WorkingDir: spec.workdir ?? WORKSPACE,
+    Env: envList(spec.env),
+    User: context.user,
+    Labels: { ...spec.labels, ...context.labels },
+    NetworkDisabled: true,
+    AttachStdin: false,
+    AttachStdout: true,
+    AttachStderr: true,
+    OpenStdin: false,
+    Tty: false,
+    StopTimeout: 1,
+    HostConfig: hostConfig,
+  };
+  if (spec.command) options.Cmd = [...spec.command];
+  if (spec.entrypoint) options.Entrypoint = [...spec.entrypoint];
+  return options;
+}
