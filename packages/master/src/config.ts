@@ -1,11 +1,26 @@
 import { join, resolve } from "node:path";
-import { loadAdminToken } from "@platform/core";
+import {
+  DEFAULT_FILE_CAPS,
+  HARDENED_LIMITS,
+  type TaskFileCaps,
+  type TaskLimitPolicy,
+} from "@platform/challenge-sdk/sandbox";
+import { ConfigError, type ConfigIssue, loadAdminToken, readEnvironment } from "@platform/core";
+import { Type } from "@sinclair/typebox";
 import { type ImagePolicy, PRODUCTION_IMAGE_POLICY } from "./registry/image-policy.js";
+import type { InternalUrlPolicy } from "./registry/internal-url-policy.js";
 
 /** Everything the master needs to start. */
 export interface MasterConfig {
+  /** The public listener: registry, proxy, submission read, weights, dashboard. */
   host: string;
   port: number;
+  /**
+   * The admin listener: admin pages and API, container broker. Its own origin, so challenge
+   * content served on the public one can never script it (docs/master.md, "Two listeners").
+   */
+  adminHost: string;
+  adminPort: number;
   /** A postgres:// URL; without it, the embedded database under `dataDir`. */
   databaseUrl?: string;
   /** Where the embedded database and the generated master key live (default ./.platform). */
@@ -15,6 +30,8 @@ export interface MasterConfig {
   apiVersion: string;
   masterUid: number;
   imagePolicy: ImagePolicy;
+  /** What a challenge's internal_base_url may name (link-local and metadata refused by default). */
+  internalUrlPolicy: InternalUrlPolicy;
   proxy: {
     /** Upstream timeout for proxied requests (ms). */
     timeoutMs: number;
@@ -22,6 +39,8 @@ export interface MasterConfig {
     uploadLimitBytes: number;
     /** How long a replica may trust its cached view of which challenges are active (ms). */
     activeCacheMs: number;
+    /** Threads checking upload signatures off the event loop; 0 checks on the main thread. */
+    verifyWorkers: number;
   };
   weights: {
     /** How often to collect and aggregate (seconds); 0 collects only on demand. */
@@ -57,24 +76,19 @@ export interface BrokerConfig {
   /** GPU device ids leased one workload at a time (e.g. 0,1); empty leases by count only. */
   gpuDevices: string[];
   /** Defaults of a workload; a request may only ask for less (tmpfs and output: up to the max). */
-  limits: {
-    cpus: number;
-    memoryMb: number;
-    pids: number;
-    tmpfsMb: number;
-    maxTmpfsMb: number;
-    outputBytes: number;
-    maxOutputBytes: number;
-  };
+  limits: TaskLimitPolicy;
   /** Caps on the files a request places in /workspace. */
-  files: { maxCount: number; maxFileBytes: number; maxTotalBytes: number };
+  files: TaskFileCaps;
   /** How often the reaper runs (seconds); 0 runs it only at start. */
   reaperIntervalSeconds: number;
   /** How long an image pull may take (ms). */
   pullTimeoutMs: number;
   /** The Docker network challenge containers join. */
   dockerNetwork: string;
-  /** The master's URL as challenge containers reach it (PLATFORM_MASTER_URL in their env). */
+  /**
+   * The master's admin listener (where the broker is) as challenge containers reach it
+   * (PLATFORM_MASTER_URL in their env).
+   */
   masterUrl?: string;
 }
 
@@ -82,14 +96,129 @@ export interface BrokerConfig {
 export interface MasterFlags {
   host?: string;
   port?: number | string;
+  adminHost?: string;
+  adminPort?: number | string;
   databaseUrl?: string;
   dataDir?: string;
 }
 
-/** Raised for a configuration a user must fix; the CLI prints its message and exits 1. */
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-}
+/** The one ConfigError of every platform package (core's), for callers that import it here. */
+export { ConfigError };
+
+const int = (minimum: number, fallback: number, description: string, maximum?: number) =>
+  Type.Integer({
+    minimum,
+    ...(maximum === undefined ? {} : { maximum }),
+    default: fallback,
+    description,
+  });
+const bool = (fallback: boolean, description: string) =>
+  Type.Boolean({ default: fallback, description });
+const text = (description: string, fallback: string, pattern?: string) =>
+  Type.String({ minLength: 1, default: fallback, description, ...(pattern ? { pattern } : {}) });
+const optionalText = (description: string, pattern?: string) =>
+  Type.Optional(Type.String({ minLength: 1, description, ...(pattern ? { pattern } : {}) }));
+
+/**
+ * Every environment variable the master reads (docs/master.md, docs/broker.md, docs/weights.md),
+ * checked in one pass so a bad deployment hears about all of its mistakes at once. The admin
+ * token is read by core's `loadAdminToken` (it may come from a file) and the master key by
+ * `loadMasterKey`.
+ */
+const MasterEnvironment = Type.Object({
+  PLATFORM_HOST: text("address to listen on", "127.0.0.1"),
+  PLATFORM_PORT: int(0, 8080, "port to listen on (0 picks a free one)", 65_535),
+  PLATFORM_ADMIN_HOST: text("address the admin pages, admin API and broker listen on", "127.0.0.1"),
+  PLATFORM_ADMIN_PORT: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 65_535,
+      description: "port of the admin listener (default: PLATFORM_PORT + 1; 0 picks a free one)",
+    }),
+  ),
+  PLATFORM_DATA_DIR: text("embedded database and master key", ".platform"),
+  DATABASE_URL: optionalText("PostgreSQL URL", "^postgres(ql)?://"),
+  PLATFORM_NETWORK: text("network in the public registry", "platform"),
+  PLATFORM_MASTER_UID: int(0, 0, "master_uid in the public registry"),
+  PLATFORM_IMAGE_ALLOWLIST: optionalText("comma-separated image prefixes the registry accepts"),
+  PLATFORM_IMAGE_REQUIRE_TAG: bool(true, "refuse images with neither tag nor digest"),
+  PLATFORM_ALLOW_LINK_LOCAL_UPSTREAMS: bool(
+    false,
+    "accept link-local and cloud metadata addresses (169.254.0.0/16, fe80::/10) as internal_base_url",
+  ),
+  PLATFORM_IMAGE_ALLOW_LATEST: bool(false, "accept the moving latest tag"),
+  PLATFORM_PROXY_TIMEOUT_MS: int(1, 30_000, "upstream timeout of the proxy"),
+  PLATFORM_UPLOAD_LIMIT_BYTES: int(1, 2_000_000, "body cap of signed submission uploads"),
+  PLATFORM_PROXY_CACHE_MS: int(0, 1000, "how long the active-challenge view is cached"),
+  PLATFORM_PROXY_VERIFY_WORKERS: int(
+    0,
+    0,
+    "threads checking upload signatures; 0 = main thread",
+    64,
+  ),
+  PLATFORM_WEIGHTS_INTERVAL_SECONDS: int(0, 300, "collection period; 0 = on demand only"),
+  PLATFORM_WEIGHTS_TIMEOUT_MS: int(1, 10_000, "per get_weights attempt"),
+  PLATFORM_WEIGHTS_RETRIES: int(0, 2, "extra attempts for retryable failures"),
+  PLATFORM_WEIGHTS_FAILURE_POLICY: Type.Union(
+    [Type.Literal("burn"), Type.Literal("redistribute")],
+    {
+      default: "burn",
+      description: "what a failing challenge's share becomes",
+    },
+  ),
+  PLATFORM_WEIGHTS_CONCURRENCY: int(1, 8, "challenges called at once"),
+  PLATFORM_WEIGHTS_KEEP_SNAPSHOTS: int(1, 2016, "snapshots kept in the database"),
+  PLATFORM_METAGRAPH: optionalText("JSON file, file: URL or http(s) URL mapping hotkeys to uids"),
+  PLATFORM_BROKER_BACKEND: Type.Union([Type.Literal("engine"), Type.Literal("swarm")], {
+    default: "engine",
+    description: "where workloads run",
+  }),
+  PLATFORM_BROKER_IMAGES: optionalText("comma-separated image prefixes workloads may use"),
+  PLATFORM_BROKER_MAX_CONCURRENT: int(1, 4, "workloads per challenge"),
+  PLATFORM_BROKER_MAX_GPUS: int(0, 0, "GPUs per challenge"),
+  PLATFORM_BROKER_GPU_HOST: Type.Optional(Type.Boolean({ description: "unset: detected" })),
+  PLATFORM_BROKER_GPU_DEVICES: optionalText("device ids leased one workload at a time"),
+  // Workload defaults are the SDK sandbox's hardened ones (one definition, HARDENED_LIMITS).
+  PLATFORM_BROKER_CPUS: Type.Number({
+    exclusiveMinimum: 0,
+    default: HARDENED_LIMITS.cpus,
+    description: "CPUs",
+  }),
+  PLATFORM_BROKER_MEMORY_MB: int(16, HARDENED_LIMITS.memoryMb, "memory of a workload"),
+  PLATFORM_BROKER_PIDS: int(8, HARDENED_LIMITS.pids, "processes of a workload"),
+  PLATFORM_BROKER_TMPFS_MB: int(1, HARDENED_LIMITS.tmpfsMb, "default /tmp size"),
+  PLATFORM_BROKER_MAX_TMPFS_MB: int(1, HARDENED_LIMITS.maxTmpfsMb, "largest /tmp size"),
+  PLATFORM_BROKER_OUTPUT_BYTES: int(1024, HARDENED_LIMITS.outputBytes, "output kept per stream"),
+  PLATFORM_BROKER_MAX_OUTPUT_BYTES: int(
+    1024,
+    HARDENED_LIMITS.maxOutputBytes,
+    "largest output kept",
+  ),
+  PLATFORM_BROKER_MAX_FILES: int(1, DEFAULT_FILE_CAPS.maxCount, "files per request"),
+  PLATFORM_BROKER_MAX_FILE_BYTES: int(1, DEFAULT_FILE_CAPS.maxFileBytes, "bytes per file"),
+  PLATFORM_BROKER_MAX_FILES_BYTES: int(1, DEFAULT_FILE_CAPS.maxTotalBytes, "bytes of all files"),
+  PLATFORM_BROKER_REAPER_SECONDS: int(0, 30, "reaper period; 0 reaps only at start"),
+  PLATFORM_BROKER_PULL_TIMEOUT_MS: int(1, 300_000, "image pull timeout"),
+  PLATFORM_DOCKER_NETWORK: text(
+    "network challenge containers join",
+    "platform",
+    "^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+  ),
+  PLATFORM_MASTER_URL: optionalText(
+    "the master's admin listener (the broker) as challenge containers reach it",
+    "^https?://[^\\s]+$",
+  ),
+});
+
+// A flag stands in for its variable, and an issue names the flag the user typed.
+const FLAGS = {
+  host: ["PLATFORM_HOST", "--host"],
+  port: ["PLATFORM_PORT", "--port"],
+  adminHost: ["PLATFORM_ADMIN_HOST", "--admin-host"],
+  adminPort: ["PLATFORM_ADMIN_PORT", "--admin-port"],
+  databaseUrl: ["DATABASE_URL", "--database-url"],
+  dataDir: ["PLATFORM_DATA_DIR", "--data-dir"],
+} as const;
 
 function list(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
@@ -99,173 +228,120 @@ function list(value: string | undefined): string[] | undefined {
     .filter(Boolean);
 }
 
-function integer(
-  value: string | number | undefined,
-  name: string,
-  fallback: number,
-  min = 0,
-): number {
-  if (value === undefined || value === "") return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min)
-    throw new ConfigError(`${name} must be an integer >= ${min}, got "${value}"`);
-  return n;
-}
-
-function number(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined || value === "") return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0)
-    throw new ConfigError(`${name} must be a number > 0, got "${value}"`);
-  return n;
-}
-
-function flag(value: string | undefined, name: string): boolean | undefined {
-  if (value === undefined || value === "") return undefined;
-  if (value === "true" || value === "false") return value === "true";
-  throw new ConfigError(`${name} must be "true" or "false", got "${value}"`);
-}
-
-function brokerBackend(value: string | undefined): "engine" | "swarm" {
-  if (value === undefined || value === "") return "engine";
-  if (value === "engine" || value === "swarm") return value;
-  throw new ConfigError(`PLATFORM_BROKER_BACKEND must be "engine" or "swarm", got "${value}"`);
-}
-
-function failurePolicy(value: string | undefined): "burn" | "redistribute" {
-  if (value === undefined || value === "") return "burn";
-  if (value === "burn" || value === "redistribute") return value;
-  throw new ConfigError(
-    `PLATFORM_WEIGHTS_FAILURE_POLICY must be "burn" or "redistribute", got "${value}"`,
-  );
-}
-
 /**
- * Build the master's configuration from CLI flags and the environment (flags win). Refuses to
+ * Build the master's configuration from CLI flags and the environment (flags win). Every bad
+ * setting is reported at once in one {@link ConfigError} (never with its value). Refuses to
  * start without an admin token: an admin API nobody can use, or anybody can, is not a default.
  */
 export function loadMasterConfig(
   flags: MasterFlags = {},
   env: Record<string, string | undefined> = process.env,
 ): MasterConfig {
-  const admin = loadAdminToken(env);
-  if (!admin) {
-    throw new ConfigError(
-      "No admin token configured. Set ADMIN_TOKEN, or ADMIN_TOKEN_FILE to a file holding it (at least 16 characters), e.g.\n" +
-        "  ADMIN_TOKEN=$(openssl rand -hex 24) platform master serve",
-    );
+  const issues: ConfigIssue[] = [];
+  let adminToken = "";
+  try {
+    const admin = loadAdminToken(env);
+    if (admin) adminToken = admin.token;
+    else
+      issues.push({
+        variable: "ADMIN_TOKEN",
+        message:
+          "No admin token configured. Set ADMIN_TOKEN, or ADMIN_TOKEN_FILE to a file holding it (at least 16 characters), e.g.\n" +
+          "      ADMIN_TOKEN=$(openssl rand -hex 24) platform master serve",
+      });
+  } catch (error) {
+    const variable = env.ADMIN_TOKEN ? "ADMIN_TOKEN" : "ADMIN_TOKEN_FILE";
+    issues.push({ variable, message: (error as Error).message });
   }
-  const policy = list(env.PLATFORM_IMAGE_ALLOWLIST);
+
+  const source: Record<string, string | undefined> = { ...env };
+  const flagOf = new Map<string, string>();
+  for (const [key, [variable, flag]] of Object.entries(FLAGS)) {
+    const value = flags[key as keyof MasterFlags];
+    if (value === undefined) continue;
+    source[variable] = String(value);
+    flagOf.set(variable, flag);
+  }
+  const read = readEnvironment(MasterEnvironment, source);
+  if (!read.ok) {
+    for (const issue of read.issues)
+      issues.push({ ...issue, variable: flagOf.get(issue.variable) ?? issue.variable });
+  }
+  if (read.ok) {
+    const { PLATFORM_PORT: port, PLATFORM_ADMIN_PORT: adminPort } = read.value;
+    // Port 0 asks for any free port: the admin listener then gets its own free one too.
+    const admin = adminPort ?? (port === 0 ? 0 : port + 1);
+    const variable = flagOf.get("PLATFORM_ADMIN_PORT") ?? "PLATFORM_ADMIN_PORT";
+    if (admin > 65_535)
+      issues.push({
+        variable,
+        message: `the default admin port (${flagOf.get("PLATFORM_PORT") ?? "PLATFORM_PORT"} + 1) is past 65535: set the admin port`,
+      });
+    else if (admin !== 0 && admin === port)
+      issues.push({ variable, message: "must differ from the public port" });
+  }
+  if (!read.ok || issues.length > 0) throw new ConfigError(issues, "master configuration");
+  const e = read.value;
+
   const config: MasterConfig = {
-    host: flags.host ?? env.PLATFORM_HOST ?? "127.0.0.1",
-    port: integer(flags.port ?? env.PLATFORM_PORT, "port", 8080),
-    dataDir: resolve(flags.dataDir ?? env.PLATFORM_DATA_DIR ?? ".platform"),
-    adminToken: admin.token,
-    network: env.PLATFORM_NETWORK ?? "platform",
+    host: e.PLATFORM_HOST,
+    port: e.PLATFORM_PORT,
+    adminHost: e.PLATFORM_ADMIN_HOST,
+    adminPort: e.PLATFORM_ADMIN_PORT ?? (e.PLATFORM_PORT === 0 ? 0 : e.PLATFORM_PORT + 1),
+    dataDir: resolve(e.PLATFORM_DATA_DIR),
+    adminToken,
+    network: e.PLATFORM_NETWORK,
     apiVersion: "1.0",
-    masterUid: integer(env.PLATFORM_MASTER_UID, "PLATFORM_MASTER_UID", 0),
+    masterUid: e.PLATFORM_MASTER_UID,
+    internalUrlPolicy: { allowLinkLocal: e.PLATFORM_ALLOW_LINK_LOCAL_UPSTREAMS },
     imagePolicy: {
-      allowedPrefixes: policy ?? PRODUCTION_IMAGE_POLICY.allowedPrefixes,
-      requireTagOrDigest: env.PLATFORM_IMAGE_REQUIRE_TAG !== "false",
-      forbidLatest: env.PLATFORM_IMAGE_ALLOW_LATEST !== "true",
+      allowedPrefixes: list(e.PLATFORM_IMAGE_ALLOWLIST) ?? PRODUCTION_IMAGE_POLICY.allowedPrefixes,
+      requireTagOrDigest: e.PLATFORM_IMAGE_REQUIRE_TAG,
+      forbidLatest: !e.PLATFORM_IMAGE_ALLOW_LATEST,
     },
     proxy: {
-      timeoutMs: integer(env.PLATFORM_PROXY_TIMEOUT_MS, "PLATFORM_PROXY_TIMEOUT_MS", 30_000, 1),
-      uploadLimitBytes: integer(
-        env.PLATFORM_UPLOAD_LIMIT_BYTES,
-        "PLATFORM_UPLOAD_LIMIT_BYTES",
-        2_000_000,
-        1,
-      ),
-      activeCacheMs: integer(env.PLATFORM_PROXY_CACHE_MS, "PLATFORM_PROXY_CACHE_MS", 1000),
+      timeoutMs: e.PLATFORM_PROXY_TIMEOUT_MS,
+      uploadLimitBytes: e.PLATFORM_UPLOAD_LIMIT_BYTES,
+      activeCacheMs: e.PLATFORM_PROXY_CACHE_MS,
+      verifyWorkers: e.PLATFORM_PROXY_VERIFY_WORKERS,
     },
     weights: {
-      intervalSeconds: integer(
-        env.PLATFORM_WEIGHTS_INTERVAL_SECONDS,
-        "PLATFORM_WEIGHTS_INTERVAL_SECONDS",
-        300,
-      ),
-      timeoutMs: integer(env.PLATFORM_WEIGHTS_TIMEOUT_MS, "PLATFORM_WEIGHTS_TIMEOUT_MS", 10_000, 1),
-      retries: integer(env.PLATFORM_WEIGHTS_RETRIES, "PLATFORM_WEIGHTS_RETRIES", 2),
-      failurePolicy: failurePolicy(env.PLATFORM_WEIGHTS_FAILURE_POLICY),
-      concurrency: integer(env.PLATFORM_WEIGHTS_CONCURRENCY, "PLATFORM_WEIGHTS_CONCURRENCY", 8, 1),
-      keepSnapshots: integer(
-        env.PLATFORM_WEIGHTS_KEEP_SNAPSHOTS,
-        "PLATFORM_WEIGHTS_KEEP_SNAPSHOTS",
-        2016,
-        1,
-      ),
+      intervalSeconds: e.PLATFORM_WEIGHTS_INTERVAL_SECONDS,
+      timeoutMs: e.PLATFORM_WEIGHTS_TIMEOUT_MS,
+      retries: e.PLATFORM_WEIGHTS_RETRIES,
+      failurePolicy: e.PLATFORM_WEIGHTS_FAILURE_POLICY,
+      concurrency: e.PLATFORM_WEIGHTS_CONCURRENCY,
+      keepSnapshots: e.PLATFORM_WEIGHTS_KEEP_SNAPSHOTS,
     },
     broker: {
-      backend: brokerBackend(env.PLATFORM_BROKER_BACKEND),
-      allowedImagePrefixes: list(env.PLATFORM_BROKER_IMAGES) ?? [],
-      maxConcurrent: integer(
-        env.PLATFORM_BROKER_MAX_CONCURRENT,
-        "PLATFORM_BROKER_MAX_CONCURRENT",
-        4,
-        1,
-      ),
-      maxGpus: integer(env.PLATFORM_BROKER_MAX_GPUS, "PLATFORM_BROKER_MAX_GPUS", 0),
-      gpuDevices: list(env.PLATFORM_BROKER_GPU_DEVICES) ?? [],
+      backend: e.PLATFORM_BROKER_BACKEND,
+      allowedImagePrefixes: list(e.PLATFORM_BROKER_IMAGES) ?? [],
+      maxConcurrent: e.PLATFORM_BROKER_MAX_CONCURRENT,
+      maxGpus: e.PLATFORM_BROKER_MAX_GPUS,
+      gpuDevices: list(e.PLATFORM_BROKER_GPU_DEVICES) ?? [],
       limits: {
-        cpus: number(env.PLATFORM_BROKER_CPUS, "PLATFORM_BROKER_CPUS", 2),
-        memoryMb: integer(env.PLATFORM_BROKER_MEMORY_MB, "PLATFORM_BROKER_MEMORY_MB", 4096, 16),
-        pids: integer(env.PLATFORM_BROKER_PIDS, "PLATFORM_BROKER_PIDS", 512, 8),
-        tmpfsMb: integer(env.PLATFORM_BROKER_TMPFS_MB, "PLATFORM_BROKER_TMPFS_MB", 256, 1),
-        maxTmpfsMb: integer(
-          env.PLATFORM_BROKER_MAX_TMPFS_MB,
-          "PLATFORM_BROKER_MAX_TMPFS_MB",
-          2048,
-          1,
-        ),
-        outputBytes: integer(
-          env.PLATFORM_BROKER_OUTPUT_BYTES,
-          "PLATFORM_BROKER_OUTPUT_BYTES",
-          1024 * 1024,
-          1024,
-        ),
-        maxOutputBytes: integer(
-          env.PLATFORM_BROKER_MAX_OUTPUT_BYTES,
-          "PLATFORM_BROKER_MAX_OUTPUT_BYTES",
-          16 * 1024 * 1024,
-          1024,
-        ),
+        cpus: e.PLATFORM_BROKER_CPUS,
+        memoryMb: e.PLATFORM_BROKER_MEMORY_MB,
+        pids: e.PLATFORM_BROKER_PIDS,
+        tmpfsMb: e.PLATFORM_BROKER_TMPFS_MB,
+        maxTmpfsMb: e.PLATFORM_BROKER_MAX_TMPFS_MB,
+        outputBytes: e.PLATFORM_BROKER_OUTPUT_BYTES,
+        maxOutputBytes: e.PLATFORM_BROKER_MAX_OUTPUT_BYTES,
       },
       files: {
-        maxCount: integer(env.PLATFORM_BROKER_MAX_FILES, "PLATFORM_BROKER_MAX_FILES", 256, 1),
-        maxFileBytes: integer(
-          env.PLATFORM_BROKER_MAX_FILE_BYTES,
-          "PLATFORM_BROKER_MAX_FILE_BYTES",
-          8 * 1024 * 1024,
-          1,
-        ),
-        maxTotalBytes: integer(
-          env.PLATFORM_BROKER_MAX_FILES_BYTES,
-          "PLATFORM_BROKER_MAX_FILES_BYTES",
-          16 * 1024 * 1024,
-          1,
-        ),
+        maxCount: e.PLATFORM_BROKER_MAX_FILES,
+        maxFileBytes: e.PLATFORM_BROKER_MAX_FILE_BYTES,
+        maxTotalBytes: e.PLATFORM_BROKER_MAX_FILES_BYTES,
       },
-      reaperIntervalSeconds: integer(
-        env.PLATFORM_BROKER_REAPER_SECONDS,
-        "PLATFORM_BROKER_REAPER_SECONDS",
-        30,
-      ),
-      pullTimeoutMs: integer(
-        env.PLATFORM_BROKER_PULL_TIMEOUT_MS,
-        "PLATFORM_BROKER_PULL_TIMEOUT_MS",
-        300_000,
-        1,
-      ),
-      dockerNetwork: env.PLATFORM_DOCKER_NETWORK || "platform",
+      reaperIntervalSeconds: e.PLATFORM_BROKER_REAPER_SECONDS,
+      pullTimeoutMs: e.PLATFORM_BROKER_PULL_TIMEOUT_MS,
+      dockerNetwork: e.PLATFORM_DOCKER_NETWORK,
     },
   };
-  const databaseUrl = flags.databaseUrl ?? env.DATABASE_URL;
-  if (databaseUrl) config.databaseUrl = databaseUrl;
-  if (env.PLATFORM_METAGRAPH) config.weights.metagraph = env.PLATFORM_METAGRAPH;
-  const gpuHost = flag(env.PLATFORM_BROKER_GPU_HOST, "PLATFORM_BROKER_GPU_HOST");
-  if (gpuHost !== undefined) config.broker.gpuHost = gpuHost;
-  if (env.PLATFORM_MASTER_URL) config.broker.masterUrl = env.PLATFORM_MASTER_URL;
+  if (e.DATABASE_URL) config.databaseUrl = e.DATABASE_URL;
+  if (e.PLATFORM_METAGRAPH) config.weights.metagraph = e.PLATFORM_METAGRAPH;
+  if (e.PLATFORM_BROKER_GPU_HOST !== undefined) config.broker.gpuHost = e.PLATFORM_BROKER_GPU_HOST;
+  if (e.PLATFORM_MASTER_URL) config.broker.masterUrl = e.PLATFORM_MASTER_URL;
   return config;
 }
 

@@ -7,7 +7,13 @@ import type { ChallengeStore } from "./registry/challenge-store.js";
  * the database, and hooks to start background work with the server and stop it on close.
  */
 export interface MasterContext {
+  /** The public listener's app: registry, proxy, submission read, weights, dashboard. */
   app: App;
+  /**
+   * The admin listener's app: admin API and pages, broker, runtime. Its own origin, so content
+   * the proxy serves on the public one can never script it.
+   */
+  adminApp: App;
   config: MasterConfig;
   database: Database;
   store: ChallengeStore;

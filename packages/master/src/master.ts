@@ -34,18 +34,39 @@ export interface CreateMasterOptions {
   logger?: Logger;
 }
 
-/** A master: its app (answer requests in-process), its parts, and its lifecycle. */
+/** Where {@link Master.listen} overrides the configured addresses. */
+export interface MasterListenOverrides {
+  host?: string;
+  /** The public port; when given without `adminPort`, the admin one is this plus one (0: 0). */
+  port?: number;
+  adminHost?: string;
+  adminPort?: number;
+}
+
+/** The public listener as {@link Master.listen} started it, with the admin listener beside it. */
+export interface MasterServer extends RunningServer {
+  /** The admin pages, admin API and broker: a different origin from the public one. */
+  admin: RunningServer;
+}
+
+/**
+ * A master: its two apps (answer requests in-process), its parts, and its lifecycle. `app` is
+ * the public surface (registry, proxy, submission read, weights, dashboard); `adminApp` the
+ * admin pages, admin API and container broker, served on a listener of their own so that
+ * challenge content, served on the public origin, can never script them.
+ */
 export interface Master {
   app: App;
+  adminApp: App;
   config: MasterConfig;
   database: Database;
   store: ChallengeStore;
   log: Logger;
   /** What route groups were given; tests use it to reach a group's parts. */
   context: MasterContext;
-  /** Serve on the configured host and port, then start background work; returns the server. */
-  listen(overrides?: { host?: string; port?: number }): Promise<RunningServer>;
-  /** Stop background work, the server if listening, and the database if the master opened it. */
+  /** Serve both listeners on their configured addresses, then start background work. */
+  listen(overrides?: MasterListenOverrides): Promise<MasterServer>;
+  /** Stop background work, the servers if listening, and the database if the master opened it. */
   close(): Promise<void>;
 }
 
@@ -75,7 +96,15 @@ export async function createMaster(
   const app = createApp({
     name: "platform-master",
     version: MASTER_VERSION,
-    description: "Registry, admin API, proxy, container broker and weights of a platform subnet.",
+    description:
+      "The public listener of a platform subnet's master: registry, proxy, submission read, weights and dashboard.",
+    logger: log,
+  });
+  const adminApp = createApp({
+    name: "platform-master-admin",
+    version: MASTER_VERSION,
+    description:
+      "The admin listener of a platform subnet's master: admin pages, admin API and container broker.",
     logger: log,
     securitySchemes: {
       adminToken: { type: "apiKey", in: "header", name: "X-Admin-Token" },
@@ -83,32 +112,35 @@ export async function createMaster(
     },
   });
 
-  app.route({
-    method: "GET",
-    path: "/health",
-    summary: "Liveness and database reachability",
-    tags: ["service"],
-    handler: async () => {
-      await database.sql`select 1`;
-      return { status: "ok", database: database.backend };
-    },
-  });
-  app.route({
-    method: "GET",
-    path: "/version",
-    summary: "Master release and API version",
-    tags: ["service"],
-    handler: () => ({
-      service: "platform-master",
-      version: MASTER_VERSION,
-      api_version: MASTER_API_VERSION,
-    }),
-  });
+  for (const surface of [app, adminApp]) {
+    surface.route({
+      method: "GET",
+      path: "/health",
+      summary: "Liveness and database reachability",
+      tags: ["service"],
+      handler: async () => {
+        await database.sql`select 1`;
+        return { status: "ok", database: database.backend };
+      },
+    });
+    surface.route({
+      method: "GET",
+      path: "/version",
+      summary: "Master release and API version",
+      tags: ["service"],
+      handler: () => ({
+        service: "platform-master",
+        version: MASTER_VERSION,
+        api_version: MASTER_API_VERSION,
+      }),
+    });
+  }
 
   const starters: (() => void | Promise<void>)[] = [];
   const stoppers: (() => void | Promise<void>)[] = [];
   const context: MasterContext = {
     app,
+    adminApp,
     config,
     database,
     store,
@@ -118,42 +150,70 @@ export async function createMaster(
     onClose: (stop) => stoppers.push(stop),
   };
 
+  // Admin-side groups (admin API and pages, broker, runtime) mount on `context.adminApp`:
+  // nothing they serve is reachable on the public origin, where challenge content lives.
   const requireAdmin = requireAdminToken(config.adminToken);
-  registerAdminRoutes(app, { store, imagePolicy: config.imagePolicy, requireAdmin });
+  registerAdminRoutes(adminApp, {
+    store,
+    imagePolicy: config.imagePolicy,
+    internalUrlPolicy: config.internalUrlPolicy,
+    requireAdmin,
+  });
   registerRegistryRoutes(app, store, {
     network: config.network,
     apiVersion: config.apiVersion,
     masterUid: config.masterUid,
   });
   registerAdminPages(context);
-  // Route groups added by later work register here, one line each, with `context`.
+  // Route groups added by later work register here, one line each, with `context`; a group
+  // mounts on `context.app` (public) or `context.adminApp` (admin), never on both.
   registerBrokerRoutes(context);
   registerRuntimeRoutes(context);
   registerProxyRoutes(context);
   registerDashboardRoutes(context, registerWeightsRoutes(context));
-  void context;
 
   let server: RunningServer | undefined;
+  let adminServer: RunningServer | undefined;
   let closing: Promise<void> | undefined;
   return {
     app,
+    adminApp,
     config,
     database,
     store,
     log,
     context,
     async listen(overrides = {}) {
-      server = await serve(app.fetch, {
-        host: overrides.host ?? config.host,
-        port: overrides.port ?? config.port,
-        log,
-      });
+      const port = overrides.port ?? config.port;
+      const adminPort =
+        overrides.adminPort ??
+        (overrides.port === undefined ? config.adminPort : port === 0 ? 0 : port + 1);
+      server = await serve(app.fetch, { host: overrides.host ?? config.host, port, log });
+      try {
+        adminServer = await serve(adminApp.fetch, {
+          host: overrides.adminHost ?? config.adminHost,
+          port: adminPort,
+          log,
+        });
+      } catch (error) {
+        await server.close();
+        server = undefined;
+        throw error;
+      }
       for (const start of starters) await start();
-      return server;
+      const publicServer = server;
+      const admin = adminServer;
+      return {
+        ...publicServer,
+        admin,
+        async close(graceMs?: number) {
+          await Promise.all([publicServer.close(graceMs), admin.close(graceMs)]);
+        },
+      };
     },
     close() {
       closing ??= (async () => {
-        await server?.close();
+        await Promise.all([server?.close(), adminServer?.close()]);
         for (const stop of stoppers.reverse()) await stop();
         if (ownsDatabase) await database.close();
       })();

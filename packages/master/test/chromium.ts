@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { isCi } from "@platform/core/testing";
 import { type Browser, chromium } from "playwright-core";
 
 /** Debian's Chromium; playwright-core drives it and downloads no browser of its own. */
@@ -6,13 +7,13 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /**
  * Whether browser tests can run. Outside CI a missing Chromium skips them with a loud warning;
- * under CI=true it is an error, so CI never passes without having looked at the pages.
+ * under CI (core's `isCi`) it is an error, so CI never passes without having looked at the pages.
  */
 export function chromiumAvailable(): boolean {
   if (existsSync(CHROMIUM_PATH)) return true;
-  if (process.env.CI === "true")
+  if (isCi())
     throw new Error(
-      `CI=true but Chromium is missing at ${CHROMIUM_PATH} (apt-get install chromium)`,
+      `CI is set but Chromium is missing at ${CHROMIUM_PATH} (apt-get install chromium)`,
     );
   console.warn(
     `\n!!! Browser tests SKIPPED: no Chromium at ${CHROMIUM_PATH} (apt-get install chromium) !!!\n`,

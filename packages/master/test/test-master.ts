@@ -2,9 +2,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Backend, createLogger, createTestDatabase, type RunningServer } from "@platform/core";
+import { type Backend, createLogger } from "@platform/core";
+import { createTestDatabase } from "@platform/core/testing";
 import { loadMasterConfig, type MasterConfig } from "../src/config.js";
-import { createMaster, type Master } from "../src/master.js";
+import { createMaster, type Master, type MasterServer } from "../src/master.js";
+
+/** Paths the admin listener serves (and the public one does not). */
+export const ADMIN_PATH = /^\/(?:admin(?:\/|$|\?)|v1\/admin\/|v1\/docker\/)/;
 
 /** A master on a fresh test database, with a known admin token. */
 export interface TestMaster {
@@ -12,10 +16,17 @@ export interface TestMaster {
   adminToken: string;
   /** Headers that authorise the admin API. */
   admin: Record<string, string>;
-  /** Answer a request in-process. */
+  /**
+   * Answer a request in-process, on the listener that serves `path`: the admin one for
+   * /admin, /v1/admin and the broker (/v1/docker), the public one for everything else.
+   */
   fetch(path: string, init?: RequestInit): Promise<Response>;
-  /** Start listening on a real loopback socket. */
-  listen(): Promise<RunningServer>;
+  /** Answer a request in-process on the public listener only, whatever the path. */
+  publicFetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Answer a request in-process on the admin listener only, whatever the path. */
+  adminFetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Start both listeners on real loopback sockets (`.url` public, `.admin.url` admin). */
+  listen(): Promise<MasterServer>;
   close(): Promise<void>;
 }
 
@@ -44,8 +55,14 @@ export async function startTestMaster(
     master,
     adminToken,
     admin: { "x-admin-token": adminToken },
-    fetch: (path, init) => master.app.fetch(new Request(`http://master.test${path}`, init)),
-    listen: () => master.listen({ host: "127.0.0.1", port: 0 }),
+    fetch: (path, init) =>
+      (ADMIN_PATH.test(path) ? master.adminApp : master.app).fetch(
+        new Request(`http://master.test${path}`, init),
+      ),
+    publicFetch: (path, init) => master.app.fetch(new Request(`http://master.test${path}`, init)),
+    adminFetch: (path, init) =>
+      master.adminApp.fetch(new Request(`http://master.test${path}`, init)),
+    listen: () => master.listen({ host: "127.0.0.1", port: 0, adminHost: "127.0.0.1" }),
     async close() {
       await master.close();
       await database.close();

@@ -50,7 +50,8 @@ function isSecure(request: Request): boolean {
  * the session, and a cross-origin Origin header is refused.
  */
 export function registerAdminPages(context: MasterContext): void {
-  const { app, store, config } = context;
+  // The admin listener's app: nothing here is served on the public origin (docs/master.md).
+  const { adminApp: app, store, config } = context;
   const sessions = new AdminSessions(context.masterKey, config.adminToken);
 
   /** The session of a signed-in browser, "header" for a token in headers, or null. */

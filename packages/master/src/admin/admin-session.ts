@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** The cookie that carries a browser's admin session. */
 export const ADMIN_SESSION_COOKIE = "platform_admin";
@@ -17,8 +17,9 @@ function equal(a: string, b: string): boolean {
 }
 
 /**
- * Stateless admin sessions: `v1.<expiry>.<hmac>`, keyed by the master key AND bound to a hash
- * of the current admin token, so rotating the admin token signs every browser out.
+ * Stateless admin sessions: `v2.<expiry>.<id>.<hmac>`, keyed by the master key AND bound to a
+ * hash of the current admin token, so rotating the admin token signs every browser out. The id
+ * is random, so two sign-ins (even in the same second) are two sessions with two CSRF tokens.
  */
 export class AdminSessions {
   private readonly binding: string;
@@ -33,16 +34,23 @@ export class AdminSessions {
   /** A new session value, valid for {@link ADMIN_SESSION_SECONDS}. */
   issue(now = Date.now()): string {
     const expiry = Math.floor(now / 1000) + ADMIN_SESSION_SECONDS;
-    return `v1.${expiry}.${mac(this.key, `admin-session\0${expiry}\0${this.binding}`)}`;
+    const id = randomBytes(16).toString("base64url");
+    return `v2.${expiry}.${id}.${this.sign(expiry, id)}`;
+  }
+
+  private sign(expiry: number, id: string): string {
+    return mac(this.key, `admin-session\0${expiry}\0${id}\0${this.binding}`);
   }
 
   /** True for an unexpired session issued under the current admin token. */
   verify(session: string | undefined, now = Date.now()): boolean {
-    const match = session ? /^v1\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(session) : null;
+    const match = session
+      ? /^v2\.(\d{1,12})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/.exec(session)
+      : null;
     if (!match) return false;
     const expiry = Number(match[1]);
     if (expiry * 1000 <= now) return false;
-    return equal(match[2]!, mac(this.key, `admin-session\0${expiry}\0${this.binding}`));
+    return equal(match[3]!, this.sign(expiry, match[2]!));
   }
 
   /** The CSRF token forms must echo: derived from the session, so it cannot be guessed or reused across sessions. */

@@ -1,11 +1,10 @@
-import { bearerToken, HttpError, hashToken, tokenMatchesHash } from "@platform/core";
+import { bearerToken, HttpError, hashToken, isSlug, tokenMatchesHash } from "@platform/core";
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { ChallengeStore } from "../registry/challenge-store.js";
 
 /** The header naming the challenge a broker call acts for. */
 export const CHALLENGE_SLUG_HEADER = "x-platform-challenge-slug";
 
-const SLUG = /^[a-z0-9][a-z0-9-]*[a-z0-9]$/;
 // Compared against when the slug is unknown, so an unknown slug costs what a wrong token costs.
 const DECOY_HASH = hashToken("platform-broker-decoy-token");
 
@@ -34,7 +33,7 @@ export async function authenticateBroker(
   const token = bearerToken(headers);
   const slug = headers.get(CHALLENGE_SLUG_HEADER);
   if (!token || !slug) throw unauthorized();
-  const row = SLUG.test(slug) && slug.length <= 63 ? await store.find(slug) : null;
+  const row = isSlug(slug) ? await store.find(slug) : null;
   const matches = row
     ? store.brokerTokenMatches(row, token)
     : tokenMatchesHash(token, DECOY_HASH) && false;

@@ -53,7 +53,8 @@ export function registerBrokerRoutes(
   context: MasterContext,
   options: { docker?: Docker } = {},
 ): Broker {
-  const { app, store, config } = context;
+  // The admin listener's app: nothing here is served on the public origin (docs/master.md).
+  const { adminApp: app, store, config } = context;
   const broker = new Broker({
     config: config.broker,
     sql: context.database.sql,

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { createLogger, createTestDatabase, type Database, migrate } from "@platform/core";
+import { createLogger, type Database, migrate } from "@platform/core";
+import { createTestDatabase } from "@platform/core/testing";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadMasterConfig } from "../config.js";

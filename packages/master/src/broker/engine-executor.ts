@@ -1,32 +1,32 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import {
-  AttachedRunError,
-  type AttachedRunOutcome,
-  hardenedContainerOptions,
+  ContainerRunError,
+  dockerMessage,
+  engineFacts,
+  ensureImage,
+  ignoreMissing,
+  imageRunFacts,
   OutputCapture,
-  runAttachedContainer,
-  type Task,
-  taskFilesArchive,
-  WORKSPACE,
-} from "@platform/challenge-sdk";
+  PLATFORM_LABELS,
+  removeFilesVolume,
+  runTaskContainer,
+  SandboxRefusal,
+  type TaskContainerOutcome,
+} from "@platform/challenge-sdk/sandbox";
 import type Docker from "dockerode";
-import { dockerMessage, dockerStatus, engineFacts, ignoreMissing } from "./docker-client.js";
 import {
   type EngineFacts,
   type Executor,
   ExecutorError,
-  LABELS,
-  labelFilters,
   type ManagedLeftover,
   type ManagedWorkload,
   type PreparedImage,
   type WorkloadResult,
   type WorkloadSpec,
+  workloadFilters,
   workloadFromLabels,
-  workloadLabels,
   workloadOutput,
+  workloadOwnership,
 } from "./executor.js";
-import { localImage, pullFailure, pullImageQuietly } from "./image-pull.js";
 
 /** Options of {@link EngineExecutor}. */
 export interface EngineExecutorOptions {
@@ -34,38 +34,10 @@ export interface EngineExecutorOptions {
 }
 
 /**
- * The hardened container configuration of one workload: the SDK's `hardenedContainerOptions`
- * (the same sandbox a challenge's docker runner builds) with the broker's labels and user.
- */
-export function engineContainerOptions(
-  spec: WorkloadSpec,
-  filesVolume: string | null,
-): Docker.ContainerCreateOptions {
-  const task: Task = {
-    job_id: spec.jobId,
-    image: spec.image,
-    workdir: spec.workdir,
-    env: spec.env,
-    gpus: spec.gpus,
-    ...(spec.command ? { command: spec.command } : {}),
-    ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
-  };
-  return hardenedContainerOptions(task, {
-    name: spec.name,
-    user: spec.user,
-    limits: spec.limits,
-    // workloadLabels already holds the request's labels under the ownership labels.
-    labels: workloadLabels(spec),
-    filesVolume,
-    imageVolumes: spec.imageVolumes,
-    gpuDevices: spec.gpuDevices,
-  });
-}
-
-/**
- * Workloads as containers on one Docker engine. Files go into a per-workload volume through a
- * container that is never started (Docker cannot write into a tmpfs or a read-only root
- * before start), mounted read-only at /workspace; /tmp is the writable, noexec tmpfs.
+ * Workloads as containers on one Docker engine, run by the SDK sandbox's `runTaskContainer`:
+ * the same hardened container, files volume and attached run as a challenge's own docker task
+ * runner, with the broker's labels and user. Files are mounted read-only at /workspace; /tmp is
+ * the writable, noexec tmpfs.
  */
 export class EngineExecutor implements Executor {
   readonly kind = "engine" as const;
@@ -85,28 +57,17 @@ export class EngineExecutor implements Executor {
   }
 
   async prepareImage(image: string): Promise<PreparedImage> {
-    let info = await localImage(this.docker, image);
-    if (!info) {
-      try {
-        await pullImageQuietly(this.docker, image, { timeoutMs: this.options.pullTimeoutMs });
-      } catch (error) {
-        throw new ExecutorError(
-          "image_unavailable",
-          `Image "${image}" is not on the engine and could not be pulled: ${pullFailure(error)}`,
-          {
-            cause: error,
-          },
-        );
-      }
-      info = await localImage(this.docker, image);
-      if (!info)
-        throw new ExecutorError(
-          "image_unavailable",
-          `Image "${image}" is not on the engine after pulling it`,
-        );
+    try {
+      const info = await ensureImage(this.docker, image, {
+        pull: true,
+        timeoutMs: this.options.pullTimeoutMs,
+      });
+      return imageRunFacts(info);
+    } catch (error) {
+      if (error instanceof SandboxRefusal)
+        throw new ExecutorError("image_unavailable", error.message, { cause: error });
+      throw error;
     }
-    const volumes = Object.keys(info.Config?.Volumes ?? {}).filter((path) => path !== "/tmp");
-    return { user: info.Config?.User || undefined, volumes };
   }
 
   async run(
@@ -114,112 +75,29 @@ export class EngineExecutor implements Executor {
     signal: AbortSignal,
     ended?: (result: WorkloadResult) => Promise<void>,
   ): Promise<WorkloadResult> {
-    const docker = this.docker;
-    let filesVolume: string | null = null;
-    let container: Docker.Container | undefined;
-    try {
-      if (spec.files.length) filesVolume = await this.placeFiles(spec);
-      try {
-        container = await docker.createContainer(engineContainerOptions(spec, filesVolume));
-      } catch (error) {
-        throw new ExecutorError(
-          "executor_error",
-          `Docker refused the container: ${dockerMessage(error)}`,
-          { cause: error },
-        );
-      }
-      const result = await this.attachAndWait(container, spec, signal);
-      await ended?.(result);
-      return result;
-    } finally {
-      await ignoreMissing(() =>
-        (container ?? docker.getContainer(spec.name)).remove({ force: true, v: true }),
-      ).catch(() => {});
-      if (filesVolume) await this.removeVolume(filesVolume);
-    }
-  }
-
-  private async placeFiles(spec: WorkloadSpec): Promise<string> {
-    const name = spec.name;
-    try {
-      await this.docker.createVolume({ Name: name, Labels: workloadLabels(spec, "files") });
-      // The staging container only gives putArchive a writable path into the volume.
-      const staging = await this.docker.createContainer({
-        name: `${name}-staging`,
-        Image: spec.image,
-        Entrypoint: ["/platform-staging-never-started"],
-        Labels: workloadLabels(spec, "staging"),
-        NetworkDisabled: true,
-        HostConfig: {
-          NetworkMode: "none",
-          Mounts: [{ Type: "volume", Source: name, Target: WORKSPACE }],
-        },
-      });
-      try {
-        await staging.putArchive(taskFilesArchive(spec.files), { path: WORKSPACE });
-      } finally {
-        await ignoreMissing(() => staging.remove({ force: true })).catch(() => {});
-      }
-      return name;
-    } catch (error) {
-      await this.removeVolume(name);
-      throw new ExecutorError(
-        "executor_error",
-        `Docker refused the workload's files: ${dockerMessage(error)}`,
-        { cause: error },
-      );
-    }
-  }
-
-  private async attachAndWait(
-    container: Docker.Container,
-    spec: WorkloadSpec,
-    signal: AbortSignal,
-  ): Promise<WorkloadResult> {
     const capture = new OutputCapture(spec.limits.outputBytes);
-    let outcome: AttachedRunOutcome;
     try {
-      outcome = await runAttachedContainer(container, {
-        timeoutSeconds: spec.timeoutSeconds,
-        capture,
-        signal,
+      let result: WorkloadResult | undefined;
+      const outcome = await runTaskContainerFor(this.docker, spec, capture, signal, async (o) => {
+        result = workloadResult(o, capture);
+        await ended?.(result);
       });
+      return result ?? workloadResult(outcome, capture);
     } catch (error) {
-      if (!(error instanceof AttachedRunError)) throw error;
-      if (error.step !== "start") throw error.cause;
-      throw new ExecutorError(
-        "executor_error",
-        `Docker could not start the container: ${dockerMessage(error.cause)}`,
-        { cause: error.cause },
-      );
-    }
-    const { timedOut, aborted, removed } = outcome;
-    return {
-      ...workloadOutput(capture.result()),
-      returncode: timedOut || removed || aborted ? null : outcome.exitCode,
-      timed_out: timedOut,
-      oom_killed: outcome.oomKilled && !timedOut,
-      removed: removed || aborted,
-    };
-  }
-
-  private async removeVolume(name: string): Promise<void> {
-    // A volume is briefly "in use" while Docker finishes removing the container that held it.
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await ignoreMissing(() => this.docker.getVolume(name).remove());
-        return;
-      } catch (error) {
-        if (dockerStatus(error) !== 409) return;
-        await sleep(100 * (attempt + 1));
-      }
+      if (!(error instanceof ContainerRunError)) throw error;
+      const what = FAILED_STEP[error.step];
+      // Docker refusing the workload is the caller's 400; losing it mid-run is the broker's 500.
+      if (!what) throw error.cause;
+      throw new ExecutorError("executor_error", `${what}: ${dockerMessage(error.cause)}`, {
+        cause: error.cause,
+      });
     }
   }
 
   async list(masterId: string, slug?: string): Promise<ManagedWorkload[]> {
     const containers = await this.docker.listContainers({
       all: true,
-      filters: { label: labelFilters(masterId, slug, "run") },
+      filters: { label: workloadFilters(masterId, slug, "run") },
     });
     const out: ManagedWorkload[] = [];
     for (const info of containers) {
@@ -254,10 +132,7 @@ export class EngineExecutor implements Executor {
     const removed = await ignoreMissing(() =>
       this.docker.getContainer(name).remove({ force: true, v: true }),
     );
-    await ignoreMissing(() =>
-      this.docker.getContainer(`${name}-staging`).remove({ force: true }),
-    ).catch(() => {});
-    await this.removeVolume(name);
+    await removeFilesVolume(this.docker, name);
     return removed;
   }
 
@@ -265,18 +140,19 @@ export class EngineExecutor implements Executor {
     const out: ManagedLeftover[] = [];
     const staging = await this.docker.listContainers({
       all: true,
-      filters: { label: labelFilters(masterId, undefined, "staging") },
+      filters: { label: workloadFilters(masterId, undefined, "staging") },
     });
     for (const info of staging) {
       const name = (info.Names[0] ?? "").replace(/^\//, "");
-      if (info.Labels?.[LABELS.master] === masterId)
+      // The sandbox names a staging container after its files volume: `<workload>-staging`.
+      if (info.Labels?.[PLATFORM_LABELS.master] === masterId)
         out.push({ kind: "container", id: info.Id, workload: name.replace(/-staging$/, "") });
     }
     const { Volumes } = await this.docker.listVolumes({
-      filters: { label: labelFilters(masterId, undefined, "files") },
+      filters: { label: workloadFilters(masterId, undefined, "files") },
     });
     for (const volume of Volumes ?? []) {
-      if (volume.Labels?.[LABELS.master] === masterId)
+      if (volume.Labels?.[PLATFORM_LABELS.master] === masterId)
         out.push({ kind: "volume", id: volume.Name, workload: volume.Name });
     }
     return out;
@@ -285,6 +161,59 @@ export class EngineExecutor implements Executor {
   async removeLeftover(leftover: ManagedLeftover): Promise<void> {
     if (leftover.kind === "container")
       await ignoreMissing(() => this.docker.getContainer(leftover.id).remove({ force: true }));
-    else if (leftover.kind === "volume") await this.removeVolume(leftover.id);
+    else if (leftover.kind === "volume") await removeFilesVolume(this.docker, leftover.id);
   }
+}
+
+/** Steps whose failure is Docker refusing the workload; the others are thrown as they came. */
+const FAILED_STEP: Partial<Record<ContainerRunError["step"], string>> = {
+  files: "Docker refused the workload's files",
+  create: "Docker refused the container",
+  start: "Docker could not start the container",
+};
+
+/** A run's outcome under the broker's wire names; aborted or removed from outside is `removed`. */
+function workloadResult(outcome: TaskContainerOutcome, capture: OutputCapture): WorkloadResult {
+  const { timedOut, aborted, removed } = outcome;
+  return {
+    ...workloadOutput(capture.result()),
+    returncode: timedOut || removed || aborted ? null : outcome.exitCode,
+    timed_out: timedOut,
+    oom_killed: outcome.oomKilled && !timedOut,
+    removed: removed || aborted,
+  };
+}
+
+/** The sandbox's run of one workload: its spec as the hardened container's spec and context. */
+function runTaskContainerFor(
+  docker: Docker,
+  spec: WorkloadSpec,
+  capture: OutputCapture,
+  signal: AbortSignal,
+  beforeRemoval: (outcome: TaskContainerOutcome) => Promise<void>,
+) {
+  return runTaskContainer(docker, {
+    spec: {
+      image: spec.image,
+      workdir: spec.workdir,
+      env: spec.env,
+      labels: spec.labels,
+      gpus: spec.gpus,
+      ...(spec.command ? { command: spec.command } : {}),
+      ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
+    },
+    context: {
+      name: spec.name,
+      user: spec.user,
+      limits: spec.limits,
+      labels: workloadOwnership(spec),
+      imageVolumes: spec.imageVolumes,
+      gpuDevices: spec.gpuDevices,
+    },
+    files: spec.files,
+    timeoutSeconds: spec.timeoutSeconds,
+    capture,
+    signal,
+    beforeRemoval,
+  });
 }

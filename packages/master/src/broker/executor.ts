@@ -1,16 +1,16 @@
-import type { CapturedOutput, PlacedFile, ResolvedTaskLimits } from "@platform/challenge-sdk";
+import {
+  type CapturedOutput,
+  deadlineOf,
+  type EngineFacts,
+  labelFilters,
+  ownershipLabels,
+  PLATFORM_LABELS,
+  type PlacedFile,
+  type ResolvedTaskLimits,
+  type TaskObjectRole,
+} from "@platform/challenge-sdk/sandbox";
 
-/** Labels that mark and scope every broker workload (and its helper objects). */
-export const LABELS = {
-  managed: "platform.managed",
-  challenge: "platform.challenge",
-  job: "platform.job",
-  deadline: "platform.deadline",
-  master: "platform.master",
-  gpus: "platform.gpus",
-  /** "run" for the workload itself; "staging" / "files" / "network" for its helpers. */
-  role: "platform.role",
-} as const;
+export type { EngineFacts };
 
 /** Which Docker backend runs workloads. */
 export type ExecutorKind = "engine" | "swarm";
@@ -99,18 +99,10 @@ export interface PreparedImage {
   volumes: string[];
 }
 
-/** What the engine reports about itself, once. */
-export interface EngineFacts {
-  /** docker info ID, or the swarm cluster ID for the swarm backend. */
-  engineId: string;
-  swarmManager: boolean;
-  /** An nvidia runtime is registered with the engine. */
-  nvidia: boolean;
-}
-
 /** A Docker backend for broker workloads: one engine, or a swarm. */
 export interface Executor {
   readonly kind: ExecutorKind;
+  /** The engine's facts; `engineId` is the swarm's cluster id on the swarm backend. */
   facts(): Promise<EngineFacts>;
   /** The image's user and declared volumes, pulling it first if it is not local; ExecutorError when unavailable. */
   prepareImage(image: string): Promise<PreparedImage>;
@@ -145,18 +137,29 @@ export function workloadOutput(
   };
 }
 
-/** The labels of a workload (or, with `role`, of one of its helpers). */
-export function workloadLabels(spec: WorkloadSpec, role = "run"): Record<string, string> {
-  return {
-    ...spec.labels,
-    [LABELS.managed]: "true",
-    [LABELS.challenge]: spec.slug,
-    [LABELS.job]: spec.jobId,
-    [LABELS.deadline]: String(spec.deadline),
-    [LABELS.master]: spec.masterId,
-    [LABELS.gpus]: String(spec.gpus),
-    [LABELS.role]: role,
-  };
+/** The labels of a workload (or, with `role`, of one of its helpers): its own, then the ownership ones. */
+export function workloadLabels(
+  spec: WorkloadSpec,
+  role: TaskObjectRole = "run",
+): Record<string, string> {
+  return { ...spec.labels, ...workloadOwnership(spec, role) };
+}
+
+/** The ownership labels of a workload's object (the sandbox's, with the broker's owner fields). */
+export function workloadOwnership(
+  spec: WorkloadSpec,
+  role: TaskObjectRole = "run",
+): Record<string, string> {
+  return ownershipLabels(
+    {
+      job: spec.jobId,
+      deadline: spec.deadline,
+      challenge: spec.slug,
+      master: spec.masterId,
+      gpus: spec.gpus,
+    },
+    role,
+  );
 }
 
 /** Read a workload's identity back from its labels; null when they are not all there. */
@@ -165,27 +168,25 @@ export function workloadFromLabels(
   labels: Record<string, string> | undefined,
   rest: Pick<ManagedWorkload, "image" | "state" | "running" | "createdAt" | "finishedAt">,
 ): ManagedWorkload | null {
-  if (labels?.[LABELS.managed] !== "true" || (labels[LABELS.role] ?? "run") !== "run") return null;
-  const slug = labels[LABELS.challenge];
-  const jobId = labels[LABELS.job];
-  const masterId = labels[LABELS.master];
-  const deadline = Number(labels[LABELS.deadline]);
-  if (!slug || !jobId || !masterId || !Number.isFinite(deadline)) return null;
+  const L = PLATFORM_LABELS;
+  if (labels?.[L.managed] !== "true" || (labels[L.role] ?? "run") !== "run") return null;
+  const slug = labels[L.challenge];
+  const jobId = labels[L.job];
+  const masterId = labels[L.master];
+  const deadline = deadlineOf(labels);
+  if (!slug || !jobId || !masterId || deadline === null) return null;
   return {
     name,
     slug,
     jobId,
     masterId,
     deadline,
-    gpus: Number(labels[LABELS.gpus] ?? 0) || 0,
+    gpus: Number(labels[L.gpus] ?? 0) || 0,
     ...rest,
   };
 }
 
-/** Docker label filters selecting the workloads of one deployment (and challenge). */
-export function labelFilters(masterId: string, slug?: string, role?: string): string[] {
-  const filters = [`${LABELS.managed}=true`, `${LABELS.master}=${masterId}`];
-  if (slug) filters.push(`${LABELS.challenge}=${slug}`);
-  if (role) filters.push(`${LABELS.role}=${role}`);
-  return filters;
+/** Docker label filters selecting the objects of one deployment (and challenge, and role). */
+export function workloadFilters(masterId: string, slug?: string, role?: TaskObjectRole): string[] {
+  return labelFilters({ managed: "true", master: masterId, challenge: slug, role });
 }

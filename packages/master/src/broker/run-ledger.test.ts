@@ -1,11 +1,6 @@
 import { randomBytes } from "node:crypto";
-import {
-  createTestDatabase,
-  type Database,
-  type HttpError,
-  migrate,
-  testBackends,
-} from "@platform/core";
+import { type Database, type HttpError, migrate } from "@platform/core";
+import { createTestDatabase, testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { masterMigrations } from "../migrations.js";
 import { ChallengeStore } from "../registry/challenge-store.js";

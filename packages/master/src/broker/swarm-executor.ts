@@ -1,19 +1,25 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { OutputCapture, WORKSPACE } from "@platform/challenge-sdk";
+import {
+  dockerMessage,
+  engineFacts,
+  ignoreMissing,
+  isMissing,
+  OutputCapture,
+  PLATFORM_LABELS,
+  WORKSPACE,
+} from "@platform/challenge-sdk/sandbox";
 import type Docker from "dockerode";
-import { dockerMessage, dockerStatus, engineFacts, ignoreMissing } from "./docker-client.js";
 import { EngineExecutor } from "./engine-executor.js";
 import {
   type EngineFacts,
   type Executor,
   ExecutorError,
-  LABELS,
-  labelFilters,
   type ManagedLeftover,
   type ManagedWorkload,
   type PreparedImage,
   type WorkloadResult,
   type WorkloadSpec,
+  workloadFilters,
   workloadFromLabels,
   workloadLabels,
   workloadOutput,
@@ -252,7 +258,7 @@ export class SwarmExecutor implements Executor {
           filters: { service: [service.id] },
         })) as SwarmTask[];
       } catch (error) {
-        if (dockerStatus(error) !== 404) throw error;
+        if (!isMissing(error)) throw error;
         removed = true;
         break;
       }
@@ -322,7 +328,7 @@ export class SwarmExecutor implements Executor {
       await this.docker.getService(id).inspect();
       return false;
     } catch (error) {
-      return dockerStatus(error) === 404;
+      return isMissing(error);
     }
   }
 
@@ -361,7 +367,7 @@ export class SwarmExecutor implements Executor {
 
   async list(masterId: string, slug?: string): Promise<ManagedWorkload[]> {
     const services = (await this.docker.listServices({
-      filters: { label: labelFilters(masterId, slug, "run") },
+      filters: { label: workloadFilters(masterId, slug, "run") },
     })) as unknown as SwarmService[];
     const out: ManagedWorkload[] = [];
     for (const info of services) {
@@ -403,7 +409,7 @@ export class SwarmExecutor implements Executor {
     try {
       id = ((await this.docker.getService(nameOrId).inspect()) as { ID: string }).ID;
     } catch (error) {
-      if (dockerStatus(error) === 404) return false;
+      if (isMissing(error)) return false;
       throw error;
     }
     // A task being prepared or started gets its container after any removal issued now, and
@@ -438,17 +444,18 @@ export class SwarmExecutor implements Executor {
     const services = new Set(
       (
         (await this.docker.listServices({
-          filters: { label: labelFilters(masterId) },
+          filters: { label: workloadFilters(masterId) },
         })) as unknown as SwarmService[]
       ).map((s) => s.ID),
     );
     const tasks = await this.docker.listContainers({
       all: true,
-      filters: { label: labelFilters(masterId, undefined, "run") },
+      filters: { label: workloadFilters(masterId, undefined, "run") },
     });
     for (const info of tasks) {
       const service = info.Labels?.["com.docker.swarm.service.id"];
-      if (!service || services.has(service) || info.Labels?.[LABELS.master] !== masterId) continue;
+      if (!service || services.has(service) || info.Labels?.[PLATFORM_LABELS.master] !== masterId)
+        continue;
       out.push({
         kind: "container",
         id: info.Id,
@@ -456,20 +463,20 @@ export class SwarmExecutor implements Executor {
       });
     }
     const networks = await this.docker.listNetworks({
-      filters: { label: labelFilters(masterId, undefined, "network") },
+      filters: { label: workloadFilters(masterId, undefined, "network") },
     });
     for (const network of networks) {
-      if (network.Labels?.[LABELS.master] === masterId)
+      if (network.Labels?.[PLATFORM_LABELS.master] === masterId)
         out.push({ kind: "network", id: network.Id, workload: network.Name });
     }
     const configs = (await this.docker.listConfigs({
-      filters: { label: labelFilters(masterId, undefined, "files") },
+      filters: { label: workloadFilters(masterId, undefined, "files") },
     })) as {
       ID: string;
       Spec?: { Name?: string; Labels?: Record<string, string> };
     }[];
     for (const config of configs) {
-      if (config.Spec?.Labels?.[LABELS.master] === masterId) {
+      if (config.Spec?.Labels?.[PLATFORM_LABELS.master] === masterId) {
         out.push({
           kind: "config",
           id: config.ID,

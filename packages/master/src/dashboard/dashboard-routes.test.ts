@@ -1,5 +1,5 @@
 import { existsSync, writeFileSync } from "node:fs";
-import { testBackends } from "@platform/core";
+import { isCi, testBackends } from "@platform/core/testing";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonInit, startTestMaster, type TestMaster } from "../../test/test-master.js";
@@ -160,7 +160,7 @@ describe.each(await testBackends())("dashboard.svg on %s", (backend) => {
 
 describe("dashboard.svg rendered by Chromium", () => {
   const available = existsSync(CHROMIUM);
-  const ci = process.env.CI === "true";
+  const ci = isCi();
   if (!available && !ci) {
     const bar = "!".repeat(78);
     console.warn(

@@ -1,13 +1,11 @@
-import { HttpError } from "@platform/core";
+import { HttpError, isSlug } from "@platform/core";
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { ChallengeStore } from "../registry/challenge-store.js";
 import { parseBaseUrl, upstreamUnavailable } from "./upstream-client.js";
 
-const SLUG = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
-
 // The one answer for "not registered" and "not active": a client cannot tell them apart.
 export function noActiveChallenge(slug: string): HttpError {
-  const name = SLUG.test(slug) ? `"${slug}"` : "with that slug";
+  const name = isSlug(slug) ? `"${slug}"` : "with that slug";
   return new HttpError(404, "challenge_not_found", `No active challenge ${name}`);
 }
 
@@ -16,7 +14,7 @@ export async function activeUpstream(
   store: ChallengeStore,
   slug: string,
 ): Promise<{ row: ChallengeRow; base: URL }> {
-  const row = SLUG.test(slug) ? await store.findActiveCached(slug) : null;
+  const row = isSlug(slug) ? await store.findActiveCached(slug) : null;
   if (!row) throw noActiveChallenge(slug);
   const base = parseBaseUrl(row.internal_base_url);
   if (!base) throw upstreamUnavailable(slug, "has no upstream address configured");

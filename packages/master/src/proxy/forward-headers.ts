@@ -32,6 +32,8 @@ const MASTER_ONLY: ReadonlySet<string> = new Set([
   "x-real-ip",
   "x-request-id",
   "content-length",
+  // The bridge's filename header is the master's to set from the signed request, never a client's.
+  "x-submission-filename",
 ]);
 
 // Identity headers a challenge may trust because only the master sets them: whatever the
@@ -59,13 +61,16 @@ export function isHopByHop(name: string, connection: ReadonlySet<string> = new S
  * True for a request header a client must not get through to a challenge: hop-by-hop headers,
  * the master's own credentials (Authorization, X-Admin-Token, Cookie), and every header a
  * challenge could read as the platform speaking (X-Platform-*, X-Core-*, *-Verified-*,
- * Forwarded, X-Forwarded-*, X-Real-Ip, X-Request-Id), which the master sets itself.
+ * Forwarded, X-Forwarded-*, X-Real-Ip, X-Request-Id, X-Submission-Filename), which the master
+ * sets itself, in any spelling with underscores for hyphens.
  */
 export function isStrippedRequestHeader(
   name: string,
   connection: ReadonlySet<string> = new Set(),
 ): boolean {
-  const lower = name.toLowerCase();
+  // Many frameworks (CGI, WSGI, nginx's underscores_in_headers) read `x_platform_verified_hotkey`
+  // as `x-platform-verified-hotkey`: judge every underscore spelling as its hyphen one.
+  const lower = name.toLowerCase().replaceAll("_", "-");
   if (isHopByHop(lower, connection) || MASTER_ONLY.has(lower) || VERIFIED.test(lower)) return true;
   return PLATFORM_PREFIXES.some((prefix) => lower.startsWith(prefix));
 }
@@ -120,7 +125,14 @@ export function passthroughRequestHeaders(
   return Object.assign(out, platformHeaders(incoming, identity));
 }
 
-/** A challenge's response headers as the client gets them: unchanged less hop-by-hop ones. */
+// A challenge's response must not set cookies on the master's origin (docs/proxy-contract.md):
+// cookies ignore ports, so one set here would also reach the admin listener on the same host.
+const RESPONSE_STRIPPED: ReadonlySet<string> = new Set(["set-cookie", "set-cookie2"]);
+
+/**
+ * A challenge's response headers as the client gets them: unchanged less hop-by-hop ones and
+ * Set-Cookie (a challenge never sets cookies on the master's origin).
+ */
 export function upstreamResponseHeaders(
   headers: Record<string, string | string[] | undefined>,
 ): Headers {
@@ -131,6 +143,7 @@ export function upstreamResponseHeaders(
   const out = new Headers();
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || isHopByHop(name, connection)) continue;
+    if (RESPONSE_STRIPPED.has(name.toLowerCase())) continue;
     if (Array.isArray(value)) for (const item of value) out.append(name, item);
     else out.append(name, value);
   }

@@ -1,10 +1,5 @@
-import {
-  createLogger,
-  createTestDatabase,
-  type Database,
-  migrate,
-  testBackends,
-} from "@platform/core";
+import { createLogger, type Database, migrate } from "@platform/core";
+import { createTestDatabase, testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { masterMigrations } from "../migrations.js";
 import { NonceStore } from "./nonce-store.js";

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { isBlockedProxySegments } from "@platform/challenge-sdk";
+import { isBlockedProxySegments } from "@platform/challenge-sdk/proxy-contract";
 import {
   type App,
   HttpError,

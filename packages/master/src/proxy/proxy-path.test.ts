@@ -73,6 +73,9 @@ describe("parseProxyTarget", () => {
     ["/challenges/Live/x", 404, "challenge_not_found"],
     ["/challenges/live;x/health", 404, "challenge_not_found"],
     ["/challenges/-x/health", 404, "challenge_not_found"],
+    // One character is not a slug (the spec's rule needs two), so it is refused before any lookup.
+    ["/challenges/a/x", 404, "challenge_not_found"],
+    ["/challenges/7", 404, "challenge_not_found"],
   ])("refuses %s with %i %s", (target, status, code) => {
     expect(refusal(target)).toEqual({ status, code });
   });

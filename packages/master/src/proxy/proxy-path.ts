@@ -1,5 +1,9 @@
-import { proxySegmentKey, resolveProxyPath, splitProxyTarget } from "@platform/challenge-sdk";
-import { HttpError } from "@platform/core";
+import {
+  proxySegmentKey,
+  resolveProxyPath,
+  splitProxyTarget,
+} from "@platform/challenge-sdk/proxy-contract";
+import { HttpError, isSlug } from "@platform/core";
 
 /**
  * The passthrough's request target: the decoding, dot-segment resolution and folding are the
@@ -21,7 +25,6 @@ export interface ProxyTarget {
   query: string;
 }
 
-const SLUG = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 // RFC 3986 pchar minus pct-encoded: the bytes a path segment may carry unencoded.
 const SEGMENT_SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]$/;
 
@@ -55,7 +58,7 @@ export function parseProxyTarget(target: string): ProxyTarget {
   if (prefix !== "challenges" || slug === undefined) {
     throw new HttpError(400, "invalid_path", "Address a challenge as /challenges/{slug}/{path}");
   }
-  if (!SLUG.test(slug))
+  if (!isSlug(slug))
     throw new HttpError(404, "challenge_not_found", "No active challenge with that slug");
   const encoded = rest.map(encodeSegment).join("/");
   return {

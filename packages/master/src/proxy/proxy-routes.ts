@@ -18,19 +18,21 @@ export function registerProxyRoutes(context: MasterContext): void {
     log: log.child({ component: "proxy" }),
   });
   const nonces = new NonceStore(database.sql, { log });
-  context.onListen(() => nonces.start());
-  context.onClose(async () => {
-    await nonces.stop();
-    await upstream.close();
-  });
   // The specific routes first: /v1/challenges/... never reaches the passthrough, but reading
   // the registrations top-down should say so.
   registerSubmissionStatusRoute(app, { store, upstream });
-  registerSignedUploadRoute(app, {
+  const upload = registerSignedUploadRoute(app, {
     store,
     upstream,
     nonces,
     uploadLimitBytes: config.proxy.uploadLimitBytes,
+    verifyWorkers: config.proxy.verifyWorkers,
+  });
+  context.onListen(() => nonces.start());
+  context.onClose(async () => {
+    await nonces.stop();
+    await upload.close();
+    await upstream.close();
   });
   registerPassthroughRoutes(app, { store, upstream });
 }

@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
+import { connect } from "node:net";
 import {
+  type Backend,
   canonicalRequestMessage,
   generateMnemonic,
   initCrypto,
@@ -8,13 +10,14 @@ import {
   type Sr25519Keypair,
   sha256Hex,
   signRequest,
-  testBackends,
 } from "@platform/core";
+import { testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   deadOrigin,
   type EchoUpstream,
   rawRequest,
+  rawSocket,
   readAll,
   startEchoUpstream,
 } from "../../test/proxy/echo-upstream.js";
@@ -32,7 +35,15 @@ interface Upload {
   headers?: Record<string, string>;
 }
 
-describe.each(await testBackends())("signed submission upload on %s", (backend) => {
+// Every case runs with signatures checked on the main thread, and once more through a verify
+// pool (PLATFORM_PROXY_VERIFY_WORKERS): the pool must give the same verdict on every request.
+const backends = await testBackends();
+const variants: [Backend, number][] = [
+  ...backends.map((backend): [Backend, number] => [backend, 0]),
+  [backends[0]!, 2],
+];
+
+describe.each(variants)("signed submission upload on %s, %i verify workers", (backend, workers) => {
   let t: TestMaster;
   let up: EchoUpstream;
   let base: string;
@@ -53,6 +64,7 @@ describe.each(await testBackends())("signed submission upload on %s", (backend) 
     t = await startTestMaster(backend, (config) => {
       config.proxy.uploadLimitBytes = LIMIT;
       config.proxy.timeoutMs = 2_000;
+      config.proxy.verifyWorkers = workers;
     });
     base = (await t.listen()).url;
     challengeToken = await registerChallenge(t, "live", "active", up.url);
@@ -109,11 +121,9 @@ describe.each(await testBackends())("signed submission upload on %s", (backend) 
 
   it("verifies, forwards to the bridge with the challenge bearer and the verified identity, and returns the answer", async () => {
     const body = zip();
-    const signature = sign(body);
-    const res = await send(signature, {
-      body,
-      headers: { "x-submission-filename": "agent.zip", "x-request-id": "up-1" },
-    });
+    const path = `${PATH}?filename=agent.zip`;
+    const signature = sign(body, { path });
+    const res = await send(signature, { body, path, headers: { "x-request-id": "up-1" } });
     expect(res.status).toBe(201);
     expect(res.json()).toEqual({ id: "sub-1", bytes: body.length });
     expect(res.headers["x-challenge"]).toBe("bridge");
@@ -125,7 +135,7 @@ describe.each(await testBackends())("signed submission upload on %s", (backend) 
     expect(createHash("sha256").update(call!.body!).digest("hex")).toBe(sha256Hex(body));
     const message = canonicalRequestMessage({
       method: "POST",
-      path: PATH,
+      path,
       slug: "live",
       timestamp: Number(signature["X-Timestamp"]),
       nonce: signature["X-Nonce"]!,
@@ -209,6 +219,23 @@ describe.each(await testBackends())("signed submission upload on %s", (backend) 
     expect(statuses).toEqual([201, ...Array(24).fill(409)]);
     expect(bridgeCalls()).toHaveLength(1);
     expect(await nonceRows(signature["X-Nonce"]!)).toBe(1);
+  });
+
+  it("gives each of many uploads in flight its own verdict, good and forged interleaved", async () => {
+    // Verdicts come back in batches from the pool: a mix-up would let a forged upload through.
+    const uploads = Array.from({ length: 24 }, (_, i) => {
+      const body = zip(512);
+      const signature = sign(body);
+      if (i % 2 === 0) return { body, signature, good: true };
+      const forged = Buffer.from(body);
+      forged[10] = forged[10]! ^ 0xff;
+      return { body: forged, signature, good: false };
+    });
+    const results = await Promise.all(uploads.map((u) => send(u.signature, { body: u.body })));
+    expect(results.map((res) => res.status)).toEqual(uploads.map((u) => (u.good ? 201 : 401)));
+    expect(bridgeCalls()).toHaveLength(12);
+    const forwarded = new Set(bridgeCalls().map((call) => sha256Hex(call.body!)));
+    for (const upload of uploads) expect(forwarded.has(sha256Hex(upload.body))).toBe(upload.good);
   });
 
   it("keys nonces by hotkey: another miner may use the same nonce", async () => {
@@ -313,29 +340,32 @@ describe.each(await testBackends())("signed submission upload on %s", (backend) 
 
     it("answers 413 for a chunked body past the limit", async () => {
       const over = zip(LIMIT + 10);
-      const res = await new Promise<number>((resolve, reject) => {
+      // A raw socket, so the answer is read even when the server cuts the upload right after
+      // sending it (a write error then must not stand in for the status: only the bytes count).
+      const answer = await new Promise<string>((resolve) => {
         const { hostname, port } = new URL(base);
-        import("node:http").then(({ request }) => {
-          const req = request(
-            {
-              host: hostname,
-              port,
-              method: "POST",
-              path: PATH,
-              agent: false,
-              headers: { "content-type": "application/zip", ...sign(over) },
-            },
-            (response) => {
-              response.resume();
-              resolve(response.statusCode ?? 0);
-            },
+        const received: Buffer[] = [];
+        const socket = connect(Number(port), hostname, () => {
+          const head = Object.entries({ "content-type": "application/zip", ...sign(over) })
+            .map(([name, value]) => `${name}: ${value}\r\n`)
+            .join("");
+          socket.write(
+            `POST ${PATH} HTTP/1.1\r\nhost: ${hostname}\r\n${head}transfer-encoding: chunked\r\n\r\n`,
           );
-          req.on("error", () => resolve(413)); // the server may cut the upload once it has answered
-          req.write(over.subarray(0, LIMIT / 2));
-          req.end(over.subarray(LIMIT / 2));
-        }, reject);
+          for (const part of [over.subarray(0, LIMIT / 2), over.subarray(LIMIT / 2)]) {
+            socket.write(`${part.length.toString(16)}\r\n`);
+            socket.write(part);
+            socket.write("\r\n");
+          }
+          socket.write("0\r\n\r\n");
+        });
+        socket.on("data", (chunk) => received.push(chunk));
+        socket.on("error", () => {}); // EPIPE/ECONNRESET after the answer: read what came
+        socket.on("close", () => resolve(Buffer.concat(received).toString("latin1")));
+        socket.setTimeout(10_000, () => socket.destroy());
       });
-      expect(res).toBe(413);
+      expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+      expect(answer).toContain('"code":"payload_too_large"');
       expect(bridgeCalls()).toHaveLength(0);
     });
 
@@ -356,7 +386,8 @@ describe.each(await testBackends())("signed submission upload on %s", (backend) 
       `${"a".repeat(256)}.zip`,
     ])("answers 400 invalid_filename for %j", async (filename) => {
       const body = zip();
-      const res = await send(sign(body), { body, headers: { "x-submission-filename": filename } });
+      const path = `${PATH}?${new URLSearchParams({ filename })}`;
+      const res = await send(sign(body, { path }), { body, path });
       expect(res.status).toBe(400);
       expect(res.json()).toMatchObject({ code: "invalid_filename" });
       expect(bridgeCalls()).toHaveLength(0);
@@ -373,6 +404,50 @@ describe.each(await testBackends())("signed submission upload on %s", (backend) 
       expect(res.status).toBe(201);
       expect(bridgeCalls()[0]!.headers["x-submission-filename"]).toEqual(["signed name.zip"]);
     });
+
+    it("never forwards an unsigned file name: the X-Submission-Filename header is ignored", async () => {
+      // Issue 10 item 4: signed without a name, sent with the header, it reached the bridge.
+      const body = zip();
+      const res = await send(sign(body), {
+        body,
+        headers: { "x-submission-filename": "attacker.zip" },
+      });
+      expect(res.status).toBe(201);
+      expect(bridgeCalls()).toHaveLength(1);
+      expect(bridgeCalls()[0]!.headers["x-submission-filename"]).toBeUndefined();
+    });
+
+    it("refuses a repeated query key (400 duplicate_query_key), whatever order was signed", async () => {
+      // Issue 10 item 5: signed ?filename=good.zip&filename=evil.zip, sent swapped, verified
+      // (the canonical query sorts values) and the bridge got evil.zip (the first value).
+      const body = zip();
+      const signed = `${PATH}?filename=good.zip&filename=evil.zip`;
+      for (const path of [signed, `${PATH}?filename=evil.zip&filename=good.zip`]) {
+        const signature = sign(body, { path: signed });
+        const res = await send(signature, { body, path });
+        expect(res.status).toBe(400);
+        expect(res.json()).toMatchObject({ code: "duplicate_query_key" });
+        expect(await nonceRows(signature["X-Nonce"]!)).toBe(0);
+      }
+      expect(bridgeCalls()).toHaveLength(0);
+    });
+
+    it("answers a repeated signature header missing_signature_headers, as signing.md says", async () => {
+      // Issue 10 item 9: two X-Nonce headers were answered invalid_nonce.
+      const body = zip();
+      const signature = sign(body);
+      const head = Object.entries({ "content-type": "application/zip", ...signature })
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join("");
+      const { hostname, port } = new URL(base);
+      const answer = await rawSocket(
+        base,
+        `POST ${PATH} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${head}x-nonce: ${newNonce()}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body.toString("latin1")}`,
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+      expect(answer).toContain('"code":"missing_signature_headers"');
+      expect(bridgeCalls()).toHaveLength(0);
+    });
   });
 
   describe("unavailable challenges", () => {
@@ -386,6 +461,18 @@ describe.each(await testBackends())("signed submission upload on %s", (backend) 
       const res = await send(signature, { body, path });
       expect(res.status).toBe(status);
       expect(res.json()).toMatchObject({ code });
+      expect(await nonceRows(signature["X-Nonce"]!)).toBe(0);
+      expect(up.seen).toHaveLength(0);
+    });
+
+    it("answers a one-character slug 404 before it verifies anything (the spec needs two)", async () => {
+      const body = zip();
+      const path = "/v1/challenges/a/submissions";
+      // No valid message names slug "a": the miner can only have signed it for no challenge.
+      const signature = sign(body, { path });
+      const res = await send(signature, { body, path });
+      expect(res.status).toBe(404);
+      expect(res.json()).toMatchObject({ code: "challenge_not_found" });
       expect(await nonceRows(signature["X-Nonce"]!)).toBe(0);
       expect(up.seen).toHaveLength(0);
     });

@@ -2,13 +2,16 @@ import {
   type App,
   HttpError,
   initCrypto,
+  isSlug,
   readBodyWithLimit,
   requireMediaType,
   SIGNATURE_HEADERS,
-  verifySignedRequest,
+  type SignedRequestErrorCode,
+  signedRequestStatus,
 } from "@platform/core";
 import { Type } from "@sinclair/typebox";
 import { activeUpstream, noActiveChallenge } from "./_active-upstream.js";
+import { createSignatureVerifier } from "./_signature-verifier.js";
 import { bridgeRequestHeaders } from "./forward-headers.js";
 import type { NonceStore } from "./nonce-store.js";
 import { forwardIdentity, type ProxyDependencies } from "./passthrough-route.js";
@@ -24,9 +27,20 @@ export interface SignedUploadDependencies extends ProxyDependencies {
   nonces: NonceStore;
   /** Body cap in bytes (413 past it). */
   uploadLimitBytes: number;
+  /**
+   * Worker threads that check upload signatures off the event loop (core's `createVerifyPool`);
+   * 0 or absent verifies on the main thread. Measured in docs/performance.md
+   * (`signed-upload-pool`): opt-in, as it does not pay on two cores.
+   */
+  verifyWorkers?: number;
 }
 
-const SLUG = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
+/** What {@link registerSignedUploadRoute} leaves running: close it with the master. */
+export interface SignedUploadRoute {
+  /** Stops the verify pool, if any (uploads then verify on the main thread). */
+  close(): Promise<void>;
+}
+
 // A plain file name: no separator, no leading dot (so never `.` or `..`), no control character.
 const FILENAME = /^[A-Za-z0-9_](?:[A-Za-z0-9._ ()+-]{0,253}[A-Za-z0-9._()+-])?$/;
 
@@ -35,9 +49,11 @@ export function isPlainFilename(name: string): boolean {
   return FILENAME.test(name);
 }
 
-function filenameOf(request: Request, url: URL): string | undefined {
-  // The query form is covered by the signature (the header is not), so it wins when both are sent.
-  const name = url.searchParams.get("filename") ?? request.headers.get("x-submission-filename");
+function filenameOf(url: URL): string | undefined {
+  // Only the signed query names the file: everything forwarded as the miner's must be signed,
+  // and an X-Submission-Filename header is not, so it is ignored (the bridge headers never copy
+  // it). A repeated `filename` never gets here: signed routes refuse repeated query keys.
+  const name = url.searchParams.get("filename");
   if (name === null) return undefined;
   if (!isPlainFilename(name)) {
     throw new HttpError(
@@ -49,20 +65,20 @@ function filenameOf(request: Request, url: URL): string | undefined {
   return name;
 }
 
-function signatureRefused(code: string, message: string): HttpError {
-  return new HttpError(401, code, message);
+function signatureRefused(code: SignedRequestErrorCode, message: string): HttpError {
+  return new HttpError(signedRequestStatus(code), code, message);
 }
 
 // Everything refused before the body is read: slug, signature headers present, media type and
 // file name. Returns the file name to forward, if any.
 function precheck(request: Request, url: URL, slug: string): string | undefined {
-  if (!SLUG.test(slug)) throw noActiveChallenge(slug);
+  if (!isSlug(slug)) throw noActiveChallenge(slug);
   const missing = Object.values(SIGNATURE_HEADERS).filter((name) => !request.headers.get(name));
   if (missing.length) {
     throw signatureRefused("missing_signature_headers", `Missing header(s): ${missing.join(", ")}`);
   }
   requireMediaType(request, UPLOAD_MEDIA_TYPES);
-  return filenameOf(request, url);
+  return filenameOf(url);
 }
 
 /**
@@ -75,9 +91,13 @@ function precheck(request: Request, url: URL, slug: string): string | undefined 
  * the challenge's answer is returned unchanged. A nonce is spent once reserved, even if the
  * challenge then fails: the client signs again.
  */
-export function registerSignedUploadRoute(app: App, deps: SignedUploadDependencies): void {
+export function registerSignedUploadRoute(
+  app: App,
+  deps: SignedUploadDependencies,
+): SignedUploadRoute {
   const cryptoReady = initCrypto();
   cryptoReady.catch(() => {}); // surfaced by the first upload that awaits it
+  const verify = createSignatureVerifier(deps.verifyWorkers ?? 0, app.log);
   app.route({
     method: "POST",
     path: "/v1/challenges/:slug/submissions",
@@ -96,7 +116,7 @@ export function registerSignedUploadRoute(app: App, deps: SignedUploadDependenci
       const body = await readBodyWithLimit(request, deps.uploadLimitBytes);
 
       await cryptoReady;
-      const verified = verifySignedRequest({
+      const verified = await verify.check({
         headers: request.headers,
         method: request.method,
         pathWithQuery: ctx.env.rawTarget ?? `${ctx.url.pathname}${ctx.url.search}`,
@@ -136,4 +156,5 @@ export function registerSignedUploadRoute(app: App, deps: SignedUploadDependenci
       });
     },
   });
+  return { close: verify.close };
 }

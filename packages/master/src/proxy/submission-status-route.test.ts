@@ -1,4 +1,4 @@
-import { testBackends } from "@platform/core";
+import { testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   deadOrigin,

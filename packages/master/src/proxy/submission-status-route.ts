@@ -1,4 +1,4 @@
-import { plainProxySegment, splitProxyTarget } from "@platform/challenge-sdk";
+import { plainProxySegment, splitProxyTarget } from "@platform/challenge-sdk/proxy-contract";
 import { type App, HttpError } from "@platform/core";
 import { Type } from "@sinclair/typebox";
 import { activeUpstream } from "./_active-upstream.js";

@@ -1,4 +1,5 @@
-import { hashToken, testBackends } from "@platform/core";
+import { hashToken } from "@platform/core";
+import { testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonInit, startTestMaster, type TestMaster } from "../../test/test-master.js";
 
@@ -26,9 +27,24 @@ describe.each(await testBackends())("admin registry API on %s", (backend) => {
       ["a wrong X-Admin-Token", { "x-admin-token": "nope-nope-nope-nope" }],
       ["a wrong bearer", { authorization: "Bearer nope-nope-nope-nope" }],
       ["the token with a suffix", { "x-admin-token": "SUFFIX" }],
+      // A prefix-matching compare would accept these two (issue 10, tests that cannot fail).
+      ["the token less its last character", { "x-admin-token": "TRUNCATED" }],
+      ["the token's first half", { "x-admin-token": "HALF" }],
+      ["a bearer with a suffix", { authorization: "SUFFIX" }],
+      ["a bearer less its last character", { authorization: "TRUNCATED" }],
     ])("answers 401 with %s", async (_label, headers) => {
       const h = { ...headers } as Record<string, string>;
-      if (h["x-admin-token"] === "SUFFIX") h["x-admin-token"] = `${t.adminToken}x`;
+      const variant = (marker: string | undefined) =>
+        marker === "SUFFIX"
+          ? `${t.adminToken}x`
+          : marker === "TRUNCATED"
+            ? t.adminToken.slice(0, -1)
+            : marker === "HALF"
+              ? t.adminToken.slice(0, Math.ceil(t.adminToken.length / 2))
+              : marker;
+      if (h["x-admin-token"]) h["x-admin-token"] = variant(h["x-admin-token"])!;
+      if (h["authorization"] && !h["authorization"].startsWith("Bearer "))
+        h["authorization"] = `Bearer ${variant(h["authorization"])}`;
       for (const [method, path] of [
         ["GET", "/v1/admin/challenges"],
         ["GET", "/v1/admin/challenges/any"],
@@ -119,6 +135,7 @@ describe.each(await testBackends())("admin registry API on %s", (backend) => {
   it.each([
     ["an upper-case slug", { slug: "Bad" }, ["body", "slug"]],
     ["a slug with a trailing hyphen", { slug: "bad-" }, ["body", "slug"]],
+    ["a one-character slug", { slug: "a" }, ["body", "slug"]],
     ["a missing name", { name: undefined }, ["body", "name"]],
     ["an emission over 100", { emission_percent: 150 }, ["body", "emission_percent"]],
     ["an unknown status", { status: "paused" }, ["body", "status"]],
@@ -205,6 +222,29 @@ describe.each(await testBackends())("admin registry API on %s", (backend) => {
       jsonInit("PATCH", { slug: "other" }, t.admin),
     );
     expect(slugChange.status).toBe(422);
+  });
+
+  it("refuses an internal_base_url with userinfo or a link-local/metadata address, on create and patch", async () => {
+    // Issue 10 items 2 and 10: the weights collector calls this URL with the challenge bearer.
+    for (const url of [
+      "http://169.254.169.254/latest/meta-data/",
+      "http://[fe80::1]:9000",
+      "http://[::ffff:169.254.169.254]/",
+      "http://metadata.google.internal/",
+      "http://u:PASSWORD@db.internal:9000",
+    ]) {
+      const res = await create(challenge("urlcheck", { internal_base_url: url }));
+      expect(res.status, url).toBe(400);
+      expect(await res.json()).toMatchObject({ code: "internal_url_refused" });
+    }
+    expect((await t.fetch("/v1/admin/challenges/urlcheck", { headers: t.admin })).status).toBe(404);
+    expect((await create(challenge("urlcheck"))).status).toBe(201);
+    const patched = await t.fetch(
+      "/v1/admin/challenges/urlcheck",
+      jsonInit("PATCH", { internal_base_url: "http://169.254.169.254/" }, t.admin),
+    );
+    expect(patched.status).toBe(400);
+    expect(await patched.json()).toMatchObject({ code: "internal_url_refused" });
   });
 
   it("rotates a token: the new value is returned once and the old one stops matching", async () => {

@@ -12,11 +12,18 @@ import { Type } from "@sinclair/typebox";
 import type { ChallengeStore } from "./challenge-store.js";
 import { toAdminView } from "./challenge-views.js";
 import { enforceImagePolicy, type ImagePolicy } from "./image-policy.js";
+import {
+  DEFAULT_INTERNAL_URL_POLICY,
+  enforceInternalUrlPolicy,
+  type InternalUrlPolicy,
+} from "./internal-url-policy.js";
 
 /** What the admin registry routes need. */
 export interface AdminRoutesDeps {
   store: ChallengeStore;
   imagePolicy: ImagePolicy;
+  /** Link-local and metadata addresses refused unless allowed; userinfo always refused. */
+  internalUrlPolicy?: InternalUrlPolicy;
   requireAdmin: BeforeHook;
 }
 
@@ -34,8 +41,16 @@ const notFound = { description: "Unknown slug" };
 /** Mount /v1/admin/challenges: create, read, update, the lifecycle moves and token rotation. */
 export function registerAdminRoutes(
   app: App,
-  { store, imagePolicy, requireAdmin }: AdminRoutesDeps,
+  {
+    store,
+    imagePolicy,
+    internalUrlPolicy = DEFAULT_INTERNAL_URL_POLICY,
+    requireAdmin,
+  }: AdminRoutesDeps,
 ): void {
+  const checkUrl = (url: string | null | undefined) => {
+    if (url) enforceInternalUrlPolicy(url, internalUrlPolicy);
+  };
   const before = [requireAdmin];
 
   app.route({
@@ -48,11 +63,12 @@ export function registerAdminRoutes(
     body: ChallengeCreate,
     responses: {
       201: { description: "Created", schema: ChallengeCreateResponse },
-      400: { description: "Image fails the image policy" },
+      400: { description: "Image fails the image policy, or internal_base_url the URL policy" },
       409: { description: "Duplicate slug" },
     },
     handler: async ({ body }) => {
       enforceImagePolicy(body.image, imagePolicy);
+      checkUrl(body.internal_base_url);
       const { row, tokens } = await store.create(body);
       return json({ challenge: toAdminView(row), ...tokens }, { status: 201 });
     },
@@ -92,11 +108,12 @@ export function registerAdminRoutes(
     body: ChallengeUpdate,
     responses: {
       200: { description: "OK", schema: ChallengeAdminView },
-      400: { description: "Image fails the policy" },
+      400: { description: "Image or internal_base_url fails its policy" },
       404: notFound,
     },
     handler: async ({ params, body }) => {
       if (body.image !== undefined) enforceImagePolicy(body.image, imagePolicy);
+      checkUrl(body.internal_base_url);
       return toAdminView(await store.update(params.slug, body));
     },
   });

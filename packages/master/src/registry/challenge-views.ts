@@ -1,20 +1,17 @@
 import type { ChallengeAdminView, RegistryChallenge } from "@platform/core";
 import type { ChallengeRow } from "./challenge-row.js";
-
-// Metadata or env keys that must never reach a public view, whatever the operator put there.
-const SENSITIVE_KEY =
-  /(token|secret|password|passwd|private|api[-_]?key|credential|database[-_]?url|dsn|mnemonic|seed|internal|note)/i;
-
-function withoutSensitiveKeys<T>(record: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(Object.entries(record).filter(([key]) => !SENSITIVE_KEY.test(key)));
-}
+import { publicEnvNames, publicRecord, withoutUserinfo } from "./public-redaction.js";
 
 /** The proxy path a challenge is served under. */
 export function publicProxyBasePath(slug: string): string {
   return `/challenges/${slug}`;
 }
 
-/** A challenge as the public registry shows it: secret names only, sensitive keys filtered. */
+/**
+ * A challenge as the public registry shows it: secret and env names only (env values map to
+ * null), metadata without sensitive keys or credential-carrying values at any depth, and the
+ * internal URL without userinfo (see public-redaction.ts; documented in docs/master.md).
+ */
 export function toRegistryChallenge(row: ChallengeRow): RegistryChallenge {
   return {
     slug: row.slug,
@@ -24,11 +21,11 @@ export function toRegistryChallenge(row: ChallengeRow): RegistryChallenge {
     emission_percent: row.emission_percent,
     status: row.status,
     description: row.description,
-    metadata: withoutSensitiveKeys(row.metadata),
+    metadata: publicRecord(row.metadata),
     resources: row.resources,
     volumes: row.volumes,
-    env: withoutSensitiveKeys(row.env),
-    internal_base_url: row.internal_base_url ?? "",
+    env: publicEnvNames(row.env),
+    internal_base_url: withoutUserinfo(row.internal_base_url),
     public_proxy_base_path: publicProxyBasePath(row.slug),
     required_capabilities: row.required_capabilities,
     secrets: Object.keys(row.secrets).sort(),

@@ -1,4 +1,4 @@
-import { testBackends } from "@platform/core";
+import { testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonInit, startTestMaster, type TestMaster } from "../../test/test-master.js";
 
@@ -60,8 +60,60 @@ describe.each(await testBackends())("public registry on %s", (backend) => {
       internal_base_url: "http://live.internal:9000",
       secrets: ["DB_PASSWORD"],
       metadata: { homepage: "https://example.org" },
-      env: { MODE: "x" },
+      // Names only: a value configures a container and is where connection strings end up.
+      env: { MODE: null, OPENAI_API_KEY: null },
     });
+  });
+
+  it("withholds nested secrets, credential URLs and key-shaped values at every depth", async () => {
+    // Issue 10 item 2: all of these came back from the unauthenticated registry.
+    const leaks = {
+      nestedToken: "nested-api-token-value",
+      dbPassword: "PASSWORD-in-db-url",
+      redis: "hunter2",
+      userinfo: "url-userinfo-pass",
+      sk: "sk-proj-0123456789abcdefABCDEF",
+      arrayed: "arrayed-secret-value",
+      deep: "deep-password-value",
+    };
+    await t.master.store.create({
+      slug: "leaky",
+      name: "leaky",
+      image: "ghcr.io/org/c:1.0",
+      version: "1.0",
+      status: "active",
+      emission_percent: 0,
+      api_version: "1.0",
+      // Written around the admin API (which now refuses userinfo): the view must still hide it.
+      internal_base_url: `http://svc:${leaks.userinfo}@leaky.internal:9000`,
+      env: { REDIS_URL: `redis://:${leaks.redis}@r:6379`, MODE: "x" },
+      metadata: {
+        config: { api_token: leaks.nestedToken, region: "eu" },
+        db_url: `postgres://u:${leaks.dbPassword}@db/x`,
+        openai: leaks.sk,
+        mirrors: ["https://mirror.example", `https://bot:${leaks.arrayed}@git.example/x`],
+        a: { b: { c: { Password: leaks.deep, kept: "yes" } } },
+        author: "someone",
+      },
+    });
+    const res = await t.fetch("/v1/registry");
+    const text = await res.text();
+    for (const [what, secret] of Object.entries(leaks)) expect(text, what).not.toContain(secret);
+    const leaky = (JSON.parse(text) as { challenges: Record<string, unknown>[] }).challenges.find(
+      (c) => c["slug"] === "leaky",
+    );
+    expect(leaky).toMatchObject({
+      internal_base_url: "http://leaky.internal:9000/",
+      env: { MODE: null, REDIS_URL: null },
+      metadata: {
+        config: { region: "eu" },
+        mirrors: ["https://mirror.example"],
+        a: { b: { c: { kept: "yes" } } },
+        author: "someone",
+      },
+    });
+    expect(leaky!["metadata"]).not.toHaveProperty("db_url");
+    expect(leaky!["metadata"]).not.toHaveProperty("openai");
   });
 
   it("never leaks a token, a secret value or a sensitive metadata key", async () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { hashToken, testBackends } from "@platform/core";
+import { hashToken } from "@platform/core";
+import { testBackends } from "@platform/core/testing";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -13,7 +14,7 @@ import {
 } from "../../test/broker/docker-test-env.js";
 import { startTestMaster, type TestMaster } from "../../test/test-master.js";
 import { brokerOf } from "../broker/broker-routes.js";
-import { challengeContainerName } from "./challenge-runtime.js";
+import { challengeContainerName } from "./challenge-containers.js";
 
 const env = await dockerForTests();
 
@@ -35,7 +36,7 @@ describe.skipIf(!env).each(await testBackends())("challenge runtime on %s", (bac
         config.broker.masterUrl = "http://master.test:8080";
       }),
     );
-    base = (await t.listen()).url;
+    base = (await t.listen()).admin.url;
     masterId = await brokerOf(t.master.context)!.ledger.instanceId();
     c = await challenge(`rt-${backend}-${run}`, {
       env: { MODE: "test" },

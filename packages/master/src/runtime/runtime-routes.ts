@@ -1,22 +1,17 @@
+import { dockerMessage, dockerStatus, engineFacts } from "@platform/challenge-sdk/sandbox";
 import { HttpError, RuntimeOperationResponse, Slug, sseResponse } from "@platform/core";
 import { Type } from "@sinclair/typebox";
-import type Docker from "dockerode";
+import Docker from "dockerode";
 import { requireAdminToken } from "../admin/admin-auth.js";
 import { brokerOf } from "../broker/broker-routes.js";
-import {
-  createDockerClient,
-  dockerMessage,
-  dockerStatus,
-  engineFacts,
-} from "../broker/docker-client.js";
 import { RunLedger } from "../broker/run-ledger.js";
 import type { MasterContext } from "../master-context.js";
-import { ChallengeRuntime } from "./challenge-runtime.js";
+import { ChallengeContainers } from "./challenge-containers.js";
 
-const runtimes = new WeakMap<MasterContext, ChallengeRuntime>();
+const runtimes = new WeakMap<MasterContext, ChallengeContainers>();
 
-/** The challenge runtime registered on a master. */
-export function runtimeOf(context: MasterContext): ChallengeRuntime | undefined {
+/** The challenge containers registered on a master. */
+export function runtimeOf(context: MasterContext): ChallengeContainers | undefined {
   return runtimes.get(context);
 }
 
@@ -58,11 +53,13 @@ const security = ["adminToken"];
 export function registerRuntimeRoutes(
   context: MasterContext,
   options: { docker?: Docker } = {},
-): ChallengeRuntime {
-  const { app, store, config } = context;
-  const docker = options.docker ?? createDockerClient();
+): ChallengeContainers {
+  // The admin listener's app: nothing here is served on the public origin (docs/master.md).
+  const { adminApp: app, store, config } = context;
+  // dockerode reads DOCKER_HOST (and its TLS settings) as the docker CLI does.
+  const docker = options.docker ?? new Docker();
   const ledger = new RunLedger(context.database.sql);
-  const runtime = new ChallengeRuntime({
+  const runtime = new ChallengeContainers({
     docker,
     config,
     store,

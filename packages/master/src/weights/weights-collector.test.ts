@@ -144,6 +144,24 @@ describe("WeightsCollector", () => {
     expect(lines.join("\n")).not.toContain(TOKEN);
   });
 
+  it("never sends the bearer to a metadata address or a URL with userinfo (issue 10 item 10)", async () => {
+    const a = await fake("a", () => ({
+      json: { challenge_slug: "a", epoch: 1, weights: { alice: 1 } },
+    }));
+    const withUserinfo = a.url.replace("://", "://svc:pw@");
+    const { collector: c } = collector([
+      row("a", withUserinfo),
+      row("meta", "http://169.254.169.254/latest/meta-data/"),
+      row("mapped", "http://[::ffff:169.254.169.254]/"),
+    ]);
+    const snapshot = await c.collect();
+    expect(a.requests).toHaveLength(0);
+    expect(snapshot.sources.map((source) => source.status)).toEqual(["failed", "failed", "failed"]);
+    const errors = snapshot.sources.map((source) => source.error ?? "");
+    expect(errors.filter((error) => error.includes("credentials"))).toHaveLength(1);
+    expect(errors.filter((error) => error.includes("link-local"))).toHaveLength(2);
+  });
+
   it("never runs twice at once: concurrent calls share one run", async () => {
     const a = await fake("a", () => ({
       delayMs: 150,

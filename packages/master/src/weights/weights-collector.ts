@@ -2,6 +2,11 @@ import { HttpError, type Logger } from "@platform/core";
 import { Agent } from "undici";
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { ChallengeStore } from "../registry/challenge-store.js";
+import {
+  DEFAULT_INTERNAL_URL_POLICY,
+  enforceInternalUrlPolicy,
+  type InternalUrlPolicy,
+} from "../registry/internal-url-policy.js";
 import { MASTER_VERSION } from "../version.js";
 import { mapBounded } from "./_map-bounded.js";
 import {
@@ -38,6 +43,11 @@ export interface WeightsCollectorOptions {
   metagraph: MetagraphProvider | null;
   settings: WeightsCollectorSettings;
   log: Logger;
+  /**
+   * Checked again before each call, with the challenge's bearer at stake: a row stored before
+   * the policy (or written around the admin API) never sends it to a metadata address.
+   */
+  internalUrlPolicy?: InternalUrlPolicy;
 }
 
 /**
@@ -186,6 +196,19 @@ export class WeightsCollector {
       return Promise.resolve({
         ok: false,
         error: "no internal_base_url configured",
+        attempts: 0,
+        latency_ms: null,
+      });
+    }
+    try {
+      enforceInternalUrlPolicy(
+        row.internal_base_url,
+        this.options.internalUrlPolicy ?? DEFAULT_INTERNAL_URL_POLICY,
+      );
+    } catch (error) {
+      return Promise.resolve({
+        ok: false,
+        error: (error as Error).message,
         attempts: 0,
         latency_ms: null,
       });

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { testBackends, WeightsSnapshot } from "@platform/core";
+import { WeightsSnapshot } from "@platform/core";
+import { testBackends } from "@platform/core/testing";
 import { FormatRegistry } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -60,7 +60,7 @@ const HistoryResponse = Type.Object({ snapshots: Type.Array(AdminWeightsSnapshot
  * and GET /v1/admin/weights/history; schedule collection with the server's lifecycle.
  */
 export function registerWeightsRoutes(context: MasterContext): WeightsService {
-  const { app, config, database, store, log } = context;
+  const { app, adminApp, config, database, store, log } = context;
   const settings = config.weights;
   const snapshots = new WeightsSnapshotStore(database.sql, { keep: settings.keepSnapshots });
   const metagraph = metagraphFromConfig(settings.metagraph, { timeoutMs: settings.timeoutMs });
@@ -69,6 +69,7 @@ export function registerWeightsRoutes(context: MasterContext): WeightsService {
     snapshots,
     metagraph,
     log: log.child({ component: "weights" }),
+    internalUrlPolicy: config.internalUrlPolicy,
     settings: {
       intervalMs: settings.intervalSeconds * 1000,
       timeoutMs: settings.timeoutMs,
@@ -111,7 +112,7 @@ export function registerWeightsRoutes(context: MasterContext): WeightsService {
     },
   });
 
-  app.route({
+  adminApp.route({
     method: "POST",
     path: "/v1/admin/weights/collect",
     summary: "Collect weights from every active challenge now",
@@ -123,7 +124,7 @@ export function registerWeightsRoutes(context: MasterContext): WeightsService {
     handler: () => collector.collect(),
   });
 
-  app.route({
+  adminApp.route({
     method: "GET",
     path: "/v1/admin/weights/history",
     summary: "Recent weights snapshots, newest first",

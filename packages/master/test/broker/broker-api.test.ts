@@ -1,5 +1,6 @@
-import { randomBytes } from "node:crypto";
-import { type Backend, createLogger, testBackends } from "@platform/core";
+import { randomBytes, randomUUID } from "node:crypto";
+import { type Backend, createLogger } from "@platform/core";
+import { testBackends } from "@platform/core/testing";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerOf } from "../../src/broker/broker-routes.js";
@@ -49,7 +50,7 @@ describe.skipIf(!env || executors.length === 0).each(matrix)(
           config.broker.files.maxCount = 8;
         }),
       );
-      base = (await t.listen()).url;
+      base = (await t.listen()).admin.url;
       a = await createChallenge(t, `alpha-${suffix}`);
       b = await createChallenge(t, `bravo-${suffix}`);
       masterId = await brokerOf(t.master.context)!.ledger.instanceId();
@@ -116,6 +117,18 @@ describe.skipIf(!env || executors.length === 0).each(matrix)(
           "a wrong token",
           () => ({ authorization: "Bearer bt_wrong", "x-platform-challenge-slug": a.slug }),
         ],
+        // A prefix-matching compare would accept these two (issue 10, tests that cannot fail).
+        [
+          "A's token less its last character",
+          () => ({
+            authorization: `Bearer ${a.token.slice(0, -1)}`,
+            "x-platform-challenge-slug": a.slug,
+          }),
+        ],
+        [
+          "A's token with a suffix",
+          () => ({ authorization: `Bearer ${a.token}x`, "x-platform-challenge-slug": a.slug }),
+        ],
         [
           "A's token for B",
           () => ({ authorization: `Bearer ${a.token}`, "x-platform-challenge-slug": b.slug }),
@@ -180,6 +193,31 @@ describe.skipIf(!env || executors.length === 0).each(matrix)(
         ["user 0:0", { user: "0:0" }, "weakening_refused", "user"],
         ["group 0", { user: "1000:0" }, "weakening_refused", "user"],
         ["a user name", { user: "nobody" }, "weakening_refused", "user"],
+        // Issue 10 item 8: these passed admission and then failed in Docker as executor_error.
+        ["a uid past 2^32 - 2", { user: "4294967296" }, "weakening_refused", "user"],
+        ["a gid past 2^32 - 2", { user: "4242:4294967296" }, "weakening_refused", "user"],
+        // Issue 10 item 9: these were 422 extra_forbidden, unlike every other weakening.
+        ...(
+          [
+            ["security_opt", ["seccomp=unconfined"]],
+            ["pid_mode", "host"],
+            ["ipc_mode", "host"],
+            ["userns_mode", "host"],
+            ["sysctls", { "net.ipv4.ip_forward": "1" }],
+            ["ulimits", [{ Name: "nproc", Soft: -1, Hard: -1 }]],
+            ["binds", ["/:/host"]],
+            ["mounts", [{ Type: "bind", Source: "/", Target: "/host" }]],
+            ["runtime", "runc"],
+          ] as const
+        ).map(
+          ([field, value]) =>
+            [field, { [field]: value }, "weakening_refused", field] as [
+              string,
+              Record<string, unknown>,
+              string,
+              string,
+            ],
+        ),
         ["more CPUs than the maximum", { limits: { cpus: 3 } }, "limit_exceeded", "limits.cpus"],
         [
           "more memory than the maximum",
@@ -257,6 +295,8 @@ describe.skipIf(!env || executors.length === 0).each(matrix)(
           "too many files",
           Array.from({ length: 9 }, (_, i) => ({ path: `f${i}`, content_base64: b64("x") })),
         ],
+        // Issue 10 item 8: the tar writer stores "dir/", which cannot hold a 100-byte name.
+        ["a 100-byte directory name", [{ path: `${"d".repeat(100)}/f`, content_base64: b64("x") }]],
       ])("refuses files with %s (400 invalid_file)", async (_label, files) => {
         const before = await rowCount();
         const res = await run({ job_id: "files", files });
@@ -280,8 +320,21 @@ describe.skipIf(!env || executors.length === 0).each(matrix)(
         }
       });
 
+      it("refuses a file mode above 0o777 (setuid) as a weakening, like every other one", async () => {
+        const before = await rowCount();
+        const res = await run({
+          job_id: "setuid",
+          files: [{ path: "su", content_base64: b64("x"), mode: 0o4755 }],
+        });
+        expect(res.status).toBe(400);
+        expect(await res.json()).toMatchObject({ code: "weakening_refused", field: "mode" });
+        expect(await rowCount()).toBe(before);
+      });
+
       it("answers an executor error as 400 with its code and frees the slot", async () => {
-        const res = await run({ job_id: "bad-user", user: "99999999999" });
+        // A working directory that is a file in the image: admission cannot know, Docker can't
+        // create it. (An out-of-range user used to serve here; admission now refuses it.)
+        const res = await run({ job_id: "bad-user", workdir: "/bin/busybox" });
         expect(res.status).toBe(400);
         expect(await res.json()).toMatchObject({ code: "executor_error" });
         const [row] = await t.master.database
@@ -355,14 +408,14 @@ describe.skipIf(!env || executors.length === 0).each(matrix)(
     });
 
     /** A workload made directly with Docker, labelled as the broker labels its own. */
-    const plant = async (job: string, deadline: number): Promise<string> => {
+    const plant = async (job: string, deadline: number, deployment = masterId): Promise<string> => {
       const name = `platform-${a.slug}-${job}-${randomBytes(4).toString("hex")}`;
       const labels = {
         "platform.managed": "true",
         "platform.challenge": a.slug,
         "platform.job": job,
         "platform.deadline": String(deadline),
-        "platform.master": masterId,
+        "platform.master": deployment,
         "platform.gpus": "0",
         "platform.role": "run",
       };
@@ -400,9 +453,24 @@ describe.skipIf(!env || executors.length === 0).each(matrix)(
     describe("the reaper", () => {
       it("removes an orphan (a managed workload with no live row), never another deployment's", async () => {
         const orphan = await plant("orphan", Math.floor(Date.now() / 1000) + 600);
-        const report = await brokerOf(t.master.context)!.reap();
-        expect(report.removed).toContainEqual({ name: orphan, reason: "orphan" });
-        expect(await exists(orphan)).toBe(false);
+        // Another master's workload on the same engine: same labels, same challenge slug, even
+        // past its deadline; only its deployment id differs. It is not ours to list or reap.
+        const foreign = await plant("foreign", Math.floor(Date.now() / 1000) - 120, randomUUID());
+        try {
+          const report = await brokerOf(t.master.context)!.reap();
+          expect(report.removed).toContainEqual({ name: orphan, reason: "orphan" });
+          expect(await exists(orphan)).toBe(false);
+          expect(report.removed.map((r) => r.name)).not.toContain(foreign);
+          expect(await exists(foreign)).toBe(true);
+          expect(await listNames(a)).not.toContain(foreign);
+          const cleaned = await post("/v1/docker/cleanup", {}, a.headers);
+          expect(((await cleaned.json()) as { removed: string[] }).removed).not.toContain(foreign);
+          expect(await exists(foreign)).toBe(true);
+        } finally {
+          await (swarm
+            ? docker.getService(foreign).remove()
+            : docker.getContainer(foreign).remove({ force: true }));
+        }
       });
 
       it("removes a workload past its deadline and ends its row", async () => {

@@ -1,9 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { PLATFORM_LABELS, probeDocker } from "@platform/challenge-sdk/sandbox";
+import { isCi } from "@platform/core/testing";
 import Docker from "dockerode";
 import { expect } from "vitest";
-import { probeDocker } from "../../src/broker/docker-client.js";
-import { LABELS } from "../../src/broker/executor.js";
 import type { MasterConfig } from "../../src/config.js";
 import { jsonInit, type TestMaster } from "../test-master.js";
 
@@ -11,13 +11,14 @@ import { jsonInit, type TestMaster } from "../test-master.js";
 export const IMAGES = {
   busybox: "platform-test/busybox:1",
   nonroot: "platform-test/nonroot:1",
+  uidOnly: "platform-test/uid-only:1",
   memhog: "platform-test/memhog:1",
   challenge: "platform-test/challenge:1",
   challengeHealthcheck: "platform-test/challenge-healthcheck:1",
 } as const;
 
 const script = fileURLToPath(new URL("../../../../.ci/test-images.sh", import.meta.url));
-const ci = process.env.CI === "true";
+const ci = isCi();
 let ready: Promise<{ docker: Docker; swarm: boolean } | null> | undefined;
 
 function skipLoudly(reason: string): null {
@@ -134,7 +135,7 @@ export async function leftoversOf(
   masterId: string,
   swarm: boolean,
 ): Promise<string[]> {
-  const label = [`${LABELS.master}=${masterId}`];
+  const label = [`${PLATFORM_LABELS.master}=${masterId}`];
   const out: string[] = [];
   for (const c of await docker.listContainers({ all: true, filters: { label } }))
     out.push(`container ${c.Names[0]}`);

@@ -5,7 +5,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLogger, createTestDatabase } from "@platform/core";
+import { createLogger } from "@platform/core";
+import { createTestDatabase } from "@platform/core/testing";
 import { loadMasterConfig } from "../../src/config.js";
 import { createMaster } from "../../src/master.js";
 

@@ -1,28 +1,32 @@
 import {
+  dockerMessage,
+  ensureImage,
+  ignoreMissing,
+  isConflict,
+  isMissing,
+  localImage,
+  PLATFORM_LABELS,
+  pullImage,
+  pullProgress,
+  SandboxRefusal,
+  serviceContainerOptions,
+} from "@platform/challenge-sdk/sandbox";
+import {
   HttpError,
   type Logger,
   type RuntimeOperationResponse,
   type SseEvent,
 } from "@platform/core";
 import type Docker from "dockerode";
-import { dockerMessage, dockerStatus, ignoreMissing } from "../broker/docker-client.js";
-import { localImage, pullFailure, pullImage } from "../broker/image-pull.js";
 import type { MasterConfig } from "../config.js";
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { ChallengeStore } from "../registry/challenge-store.js";
 
-/** Labels of a challenge's own container (never `platform.managed`: the broker's reaper leaves it alone). */
-export const RUNTIME_LABELS = {
-  runtime: "platform.runtime",
-  challenge: "platform.challenge",
-  master: "platform.master",
-} as const;
-
 /** The port a challenge listens on when neither its metadata nor its image says. */
 export const DEFAULT_CHALLENGE_PORT = 8080;
 
-/** What the runtime is built from. */
-export interface ChallengeRuntimeOptions {
+/** What {@link ChallengeContainers} is built from. */
+export interface ChallengeContainersOptions {
   docker: Docker;
   config: MasterConfig;
   store: ChallengeStore;
@@ -61,12 +65,16 @@ function failed(
 }
 
 /**
- * Pull, (re)start and inspect a challenge's own container, `platform-challenge-<slug>`, on
- * the master's Docker engine. The container joins a user-defined bridge network so the master
- * reaches it by address; its tokens come from the registry through the master key.
+ * The master's challenge runtime: pulls, (re)starts and inspects each challenge's own service
+ * container, `platform-challenge-<slug>`, on the master's Docker engine (not to be confused
+ * with the SDK's `ChallengeRuntime`, what a challenge's code sees of itself). The container
+ * is built by the SDK sandbox's `serviceContainerOptions` and joins a user-defined bridge
+ * network so the master reaches it by address; its tokens come from the registry through the
+ * master key. It carries `platform.runtime`, never `platform.managed`: the broker's reaper
+ * leaves it alone.
  */
-export class ChallengeRuntime {
-  constructor(private readonly options: ChallengeRuntimeOptions) {}
+export class ChallengeContainers {
+  constructor(private readonly options: ChallengeContainersOptions) {}
 
   private get docker(): Docker {
     return this.options.docker;
@@ -76,7 +84,7 @@ export class ChallengeRuntime {
   async *pullEvents(row: ChallengeRow, signal: AbortSignal): AsyncGenerator<SseEvent> {
     let result: RuntimeOperationResponse;
     try {
-      for await (const progress of pullImage(this.docker, row.image, {
+      for await (const progress of pullProgress(this.docker, row.image, {
         timeoutMs: this.options.config.broker.pullTimeoutMs,
         signal,
       })) {
@@ -92,13 +100,10 @@ export class ChallengeRuntime {
   /** Pull the challenge's image: "pulled", or "local" when only the engine's copy is there. */
   async pull(row: ChallengeRow, signal?: AbortSignal): Promise<RuntimeOperationResponse> {
     try {
-      const options = {
+      await pullImage(this.docker, row.image, {
         timeoutMs: this.options.config.broker.pullTimeoutMs,
-        ...(signal ? { signal } : {}),
-      };
-      for await (const _ of pullImage(this.docker, row.image, options)) {
-        // Only the outcome is reported on this path.
-      }
+        signal,
+      });
       return answer(row, "pull", "pulled", `Pulled ${row.image}`);
     } catch (error) {
       const result = await this.pullFallback(row, error);
@@ -108,7 +113,8 @@ export class ChallengeRuntime {
   }
 
   private async pullFallback(row: ChallengeRow, error: unknown): Promise<RuntimeOperationResponse> {
-    const reason = pullFailure(error);
+    // pullImage rejects with a one-line reason.
+    const reason = (error as Error).message;
     const local = await localImage(this.docker, row.image).catch(() => null);
     if (local)
       return answer(
@@ -130,16 +136,15 @@ export class ChallengeRuntime {
     const docker = this.docker;
     const name = challengeContainerName(row.slug);
     const instanceId = await this.options.instanceId();
-    let image = await localImage(docker, row.image);
-    if (!image) {
-      try {
-        await this.pull(row);
-      } catch (error) {
-        throw error instanceof HttpError ? failed(row, "restart", error.message) : error;
-      }
-      image = await localImage(docker, row.image);
-      if (!image)
-        throw failed(row, "restart", `${row.image} is not on the engine after pulling it`);
+    let image: Docker.ImageInspectInfo;
+    try {
+      image = await ensureImage(docker, row.image, {
+        pull: true,
+        timeoutMs: this.options.config.broker.pullTimeoutMs,
+      });
+    } catch (error) {
+      if (error instanceof SandboxRefusal) throw failed(row, "restart", error.message);
+      throw error;
     }
     const resources = row.resources as {
       cpus?: number;
@@ -161,10 +166,10 @@ export class ChallengeRuntime {
       .getContainer(name)
       .inspect()
       .catch((error) => {
-        if (dockerStatus(error) === 404) return null;
+        if (isMissing(error)) return null;
         throw error;
       });
-    if (existing && existing.Config.Labels?.[RUNTIME_LABELS.master] !== instanceId) {
+    if (existing && existing.Config.Labels?.[PLATFORM_LABELS.master] !== instanceId) {
       throw failed(
         row,
         "restart",
@@ -183,44 +188,30 @@ export class ChallengeRuntime {
       PLATFORM_CHALLENGE_SLUG: row.slug,
       PLATFORM_MASTER_URL: this.masterUrl(),
     });
-    const hostConfig: Docker.HostConfig = {
-      NetworkMode: network,
-      RestartPolicy: { Name: "unless-stopped" },
-      CapDrop: ["ALL"],
-      SecurityOpt: ["no-new-privileges:true"],
-      Init: true,
-      PidsLimit: resources.pids_limit ?? 4096,
-      Tmpfs: { "/tmp": "rw,noexec,nosuid,nodev,size=268435456" },
-      Mounts: Object.entries(row.volumes).map(([volume, target]) => ({
-        Type: "volume" as const,
-        Source: `platform-${row.slug}-${volume}`,
-        Target: target,
-      })),
-      ExtraHosts: ["host.docker.internal:host-gateway"],
-      LogConfig: { Type: "json-file", Config: { "max-size": "10m", "max-file": "3" } },
-    };
-    if (resources.cpus) hostConfig.NanoCpus = Math.round(resources.cpus * 1e9);
-    if (resources.memory_mb) {
-      hostConfig.Memory = resources.memory_mb * 1024 * 1024;
-      hostConfig.MemorySwap = hostConfig.Memory;
-    }
-    if (resources.gpus)
-      hostConfig.DeviceRequests = [
-        { Driver: "nvidia", Count: resources.gpus, Capabilities: [["gpu"]] },
-      ];
     let container: Docker.Container;
     try {
-      container = await docker.createContainer({
-        name,
-        Image: row.image,
-        Env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
-        Labels: {
-          [RUNTIME_LABELS.runtime]: "challenge",
-          [RUNTIME_LABELS.challenge]: row.slug,
-          [RUNTIME_LABELS.master]: instanceId,
-        },
-        HostConfig: hostConfig,
-      });
+      container = await docker.createContainer(
+        serviceContainerOptions({
+          name,
+          image: row.image,
+          env,
+          labels: {
+            [PLATFORM_LABELS.runtime]: "challenge",
+            [PLATFORM_LABELS.challenge]: row.slug,
+            [PLATFORM_LABELS.master]: instanceId,
+          },
+          network,
+          // Prefixed with the slug, so one challenge never mounts another's.
+          volumes: Object.entries(row.volumes).map(([volume, target]) => ({
+            source: `platform-${row.slug}-${volume}`,
+            target,
+          })),
+          ...(resources.cpus ? { cpus: resources.cpus } : {}),
+          ...(resources.memory_mb ? { memoryMb: resources.memory_mb } : {}),
+          ...(resources.pids_limit ? { pids: resources.pids_limit } : {}),
+          ...(resources.gpus ? { gpus: resources.gpus } : {}),
+        }),
+      );
       await container.start();
     } catch (error) {
       await ignoreMissing(() => docker.getContainer(name).remove({ force: true })).catch(() => {});
@@ -242,8 +233,7 @@ export class ChallengeRuntime {
     try {
       info = await this.docker.getContainer(name).inspect();
     } catch (error) {
-      if (dockerStatus(error) === 404)
-        return answer(row, "status", "missing", `No container ${name}`);
+      if (isMissing(error)) return answer(row, "status", "missing", `No container ${name}`);
       throw error;
     }
     const state = info.State;
@@ -286,10 +276,11 @@ export class ChallengeRuntime {
     }
   }
 
+  // The broker is on the admin listener, so that is the master a challenge needs.
   private masterUrl(): string {
     return (
       this.options.config.broker.masterUrl ??
-      `http://host.docker.internal:${this.options.config.port}`
+      `http://host.docker.internal:${this.options.config.adminPort}`
     );
   }
 
@@ -300,18 +291,18 @@ export class ChallengeRuntime {
       await this.docker.getNetwork(name).inspect();
       return name;
     } catch (error) {
-      if (dockerStatus(error) !== 404) throw error;
+      if (!isMissing(error)) throw error;
     }
     try {
       await this.docker.createNetwork({
         Name: name,
         Driver: "bridge",
         CheckDuplicate: true,
-        Labels: { [RUNTIME_LABELS.runtime]: "network" },
+        Labels: { [PLATFORM_LABELS.runtime]: "network" },
       });
     } catch (error) {
       // Another restart created it first.
-      if (dockerStatus(error) !== 409) throw error;
+      if (!isConflict(error)) throw error;
     }
     return name;
   }

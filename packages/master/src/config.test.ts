@@ -1,0 +1,177 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { ConfigError as CoreConfigError } from "@platform/core";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadMasterConfig } from "./config.js";
+
+const ADMIN_TOKEN = "a".repeat(32);
+
+function configError(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("loadMasterConfig", () => {
+  it("defaults every setting but the admin token", () => {
+    const config = loadMasterConfig({}, { ADMIN_TOKEN });
+    expect(config).toMatchObject({
+      host: "127.0.0.1",
+      port: 8080,
+      dataDir: resolve(".platform"),
+      adminToken: ADMIN_TOKEN,
+      network: "platform",
+      apiVersion: "1.0",
+      masterUid: 0,
+      imagePolicy: { allowedPrefixes: ["ghcr.io/"], requireTagOrDigest: true, forbidLatest: true },
+      proxy: { timeoutMs: 30_000, uploadLimitBytes: 2_000_000, activeCacheMs: 1000 },
+      weights: {
+        intervalSeconds: 300,
+        timeoutMs: 10_000,
+        retries: 2,
+        failurePolicy: "burn",
+        concurrency: 8,
+        keepSnapshots: 2016,
+      },
+    });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.weights.metagraph).toBeUndefined();
+  });
+
+  it("puts the admin listener on loopback at the public port plus one, unless told otherwise", () => {
+    expect(loadMasterConfig({}, { ADMIN_TOKEN })).toMatchObject({
+      host: "127.0.0.1",
+      port: 8080,
+      adminHost: "127.0.0.1",
+      adminPort: 8081,
+    });
+    expect(
+      loadMasterConfig({ port: 9000 }, { ADMIN_TOKEN, PLATFORM_HOST: "0.0.0.0" }),
+    ).toMatchObject({ host: "0.0.0.0", adminHost: "127.0.0.1", adminPort: 9001 });
+    // Port 0 (any free port) gives the admin listener any free port too, never the same one.
+    expect(loadMasterConfig({ port: 0 }, { ADMIN_TOKEN }).adminPort).toBe(0);
+    const env = { ADMIN_TOKEN, PLATFORM_ADMIN_HOST: "10.0.0.2", PLATFORM_ADMIN_PORT: "7000" };
+    expect(loadMasterConfig({}, env)).toMatchObject({ adminHost: "10.0.0.2", adminPort: 7000 });
+    expect(loadMasterConfig({ adminHost: "127.0.0.2", adminPort: "7100" }, env)).toMatchObject({
+      adminHost: "127.0.0.2",
+      adminPort: 7100,
+    });
+  });
+
+  it("refuses an admin port equal to the public one, or past 65535 by default", () => {
+    const same = configError(() =>
+      loadMasterConfig({ port: 9000, adminPort: 9000 }, { ADMIN_TOKEN }),
+    );
+    expect(same.issues).toEqual([
+      { variable: "--admin-port", message: "must differ from the public port" },
+    ]);
+    const past = configError(() => loadMasterConfig({}, { ADMIN_TOKEN, PLATFORM_PORT: "65535" }));
+    expect(past.issues.map((issue) => issue.variable)).toEqual(["PLATFORM_ADMIN_PORT"]);
+    expect(
+      configError(() => loadMasterConfig({}, { ADMIN_TOKEN, PLATFORM_ADMIN_PORT: "70000" }))
+        .issues[0]?.variable,
+    ).toBe("PLATFORM_ADMIN_PORT");
+  });
+
+  it("reads the environment, and flags win over it", () => {
+    const config = loadMasterConfig(
+      { port: "9000", dataDir: "/srv/master" },
+      {
+        ADMIN_TOKEN,
+        PLATFORM_PORT: "7000",
+        PLATFORM_HOST: "0.0.0.0",
+        DATABASE_URL: "postgresql://u@db:5432/master",
+        PLATFORM_NETWORK: "testnet",
+        PLATFORM_MASTER_UID: "3",
+        PLATFORM_IMAGE_ALLOWLIST: "ghcr.io/org/, registry.example/",
+        PLATFORM_IMAGE_REQUIRE_TAG: "false",
+        PLATFORM_IMAGE_ALLOW_LATEST: "true",
+        PLATFORM_WEIGHTS_FAILURE_POLICY: "redistribute",
+        PLATFORM_WEIGHTS_INTERVAL_SECONDS: "0",
+        PLATFORM_METAGRAPH: "https://chain.example/metagraph.json",
+      },
+    );
+    expect(config).toMatchObject({
+      host: "0.0.0.0",
+      port: 9000,
+      dataDir: "/srv/master",
+      databaseUrl: "postgresql://u@db:5432/master",
+      network: "testnet",
+      masterUid: 3,
+      imagePolicy: {
+        allowedPrefixes: ["ghcr.io/org/", "registry.example/"],
+        requireTagOrDigest: false,
+        forbidLatest: false,
+      },
+      weights: {
+        intervalSeconds: 0,
+        failurePolicy: "redistribute",
+        metagraph: "https://chain.example/metagraph.json",
+      },
+    });
+  });
+
+  it("reports EVERY bad setting at once, flags by their flag, and never a value", () => {
+    const error = configError(() =>
+      loadMasterConfig(
+        { port: "eighty" },
+        {
+          PLATFORM_MASTER_UID: "-1",
+          DATABASE_URL: "mysql://root:hunter2@db/x",
+          PLATFORM_IMAGE_REQUIRE_TAG: "yes",
+          PLATFORM_WEIGHTS_FAILURE_POLICY: "share-it",
+          PLATFORM_BROKER_CPUS: "lots",
+          PLATFORM_DOCKER_NETWORK: "../host",
+          PLATFORM_MASTER_URL: "ftp://master",
+        },
+      ),
+    );
+    expect(error.issues.map((issue) => issue.variable)).toEqual([
+      "ADMIN_TOKEN",
+      "--port",
+      "DATABASE_URL",
+      "PLATFORM_MASTER_UID",
+      "PLATFORM_IMAGE_REQUIRE_TAG",
+      "PLATFORM_WEIGHTS_FAILURE_POLICY",
+      "PLATFORM_BROKER_CPUS",
+      "PLATFORM_DOCKER_NETWORK",
+      "PLATFORM_MASTER_URL",
+    ]);
+    expect(error.message).toMatch(
+      /^Invalid master configuration:\n {2}- ADMIN_TOKEN: No admin token/,
+    );
+    expect(error.message).toContain(
+      'PLATFORM_WEIGHTS_FAILURE_POLICY: must be one of "burn", "redistribute"',
+    );
+    for (const value of ["hunter2", "share-it", "lots", "../host", "ftp://master", "eighty"]) {
+      expect(error.message).not.toContain(value);
+    }
+  });
+
+  it("reports an admin token that is too short or a token file that cannot be read", () => {
+    const short = configError(() => loadMasterConfig({}, { ADMIN_TOKEN: "short" }));
+    expect(short.issues).toEqual([
+      { variable: "ADMIN_TOKEN", message: expect.stringContaining("shorter than 16") },
+    ]);
+    expect(short.message).not.toContain("short\n");
+    const missing = configError(() =>
+      loadMasterConfig({}, { ADMIN_TOKEN_FILE: "/nonexistent/platform-admin-token" }),
+    );
+    expect(missing.issues).toEqual([
+      { variable: "ADMIN_TOKEN_FILE", message: expect.stringContaining("cannot be read") },
+    ]);
+    const file = join(mkdtempSync(join(tmpdir(), "master-config-")), "token");
+    writeFileSync(file, `${ADMIN_TOKEN}\n`);
+    expect(loadMasterConfig({}, { ADMIN_TOKEN_FILE: file }).adminToken).toBe(ADMIN_TOKEN);
+  });
+
+  it("throws core's ConfigError, the one class every package and the CLI check", () => {
+    expect(ConfigError).toBe(CoreConfigError);
+    expect(configError(() => loadMasterConfig({}, {}))).toBeInstanceOf(CoreConfigError);
+  });
+});
