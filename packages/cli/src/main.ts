@@ -1,10 +1,11 @@
 import { defineCommand } from "citty";
+import { CLI_VERSION } from "./version.js";
 
 /** The root `platform` command; subcommands load lazily so `--help` stays fast. */
 export const main = defineCommand({
   meta: {
     name: "platform",
-    version: "0.0.0",
+    version: CLI_VERSION,
     description: "Run a subnet master, author challenges, and submit work as a miner.",
   },
   subCommands: {

@@ -7,83 +7,13 @@
 // builds core, the SDK, the master and the CLI unless their dist/ is newer than their sources.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureBuilt, repo, run } from "./built-packages.js";
 import { waitForOutput } from "./run-cli.js";
 
-const repo = fileURLToPath(new URL("../../../", import.meta.url));
 const cliDist = join(repo, "packages", "cli", "dist", "cli.js");
-
-function run(
-  command: string,
-  args: string[],
-  cwd: string,
-): Promise<{ code: number | null; output: string }> {
-  // The child must not think it runs inside this vitest worker.
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) => !/^(__)?VITEST/.test(key) && key !== "NODE_OPTIONS",
-    ),
-  );
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk) => {
-      output += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      output += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, output }));
-  });
-}
-
-/** Newest modification time of the files under `paths` (folders walked). */
-function newest(paths: string[]): number {
-  let latest = 0;
-  const visit = (path: string) => {
-    if (!existsSync(path)) return;
-    const stat = statSync(path);
-    if (stat.isDirectory()) for (const entry of readdirSync(path)) visit(join(path, entry));
-    else latest = Math.max(latest, stat.mtimeMs);
-  };
-  for (const path of paths) visit(path);
-  return latest;
-}
-
-const BUILDS: { workspace: string; outputs: string[]; inputs: string[] }[] = [
-  ["core", ["dist/index.js", "dist/index.d.ts"]],
-  [
-    "challenge-sdk",
-    ["dist/index.js", "dist/index.d.ts", "dist/testing/index.js", "dist/testing/index.d.ts"],
-  ],
-  ["master", ["dist/index.js", "dist/index.d.ts"]],
-  ["cli", ["dist/cli.js", "dist/template/package.json"]],
-].map(([name, outputs]) => ({
-  workspace: `@platform/${name}`,
-  outputs: (outputs as string[]).map((file) => join(repo, "packages", name as string, file)),
-  inputs: [
-    ...["src", "migrations", "scripts", "package.json", "tsup.config.ts"].map((part) =>
-      join(repo, "packages", name as string, part),
-    ),
-    ...(name === "cli" ? [join(repo, "templates", "challenge")] : []),
-  ],
-}));
-
-/** Build the packages whose dist/ is older than any of their sources (in dependency order). */
-async function ensureBuilt(): Promise<void> {
-  const stale = BUILDS.filter(({ outputs, inputs }) => {
-    if (!outputs.every((file) => existsSync(file))) return true;
-    return Math.min(...outputs.map((file) => statSync(file).mtimeMs)) <= newest(inputs);
-  });
-  if (stale.length === 0) return;
-  const args = ["run", "build", ...stale.flatMap(({ workspace }) => ["-w", workspace])];
-  const result = await run("npm", args, repo);
-  if (result.code !== 0) throw new Error(`npm ${args.join(" ")} failed:\n${result.output}`);
-}
 
 describe("a project made by `platform challenge create`", () => {
   let root = "";
@@ -117,7 +47,7 @@ describe("a project made by `platform challenge create`", () => {
     expect(result.code).toBe(0);
   }, 120_000);
 
-  it("passes its own tests: the conformance suite and the challenge's, under its new slug", async () => {
+  it("passes its own tests: the conformance suite, the OpenAPI fuzz and the challenge's, under its new slug", async () => {
     const result = await run(
       process.execPath,
       [join(repo, "node_modules/vitest/vitest.mjs"), "run"],
@@ -125,7 +55,8 @@ describe("a project made by `platform challenge create`", () => {
     );
     expect(result.code, result.output).toBe(0);
     const plain = result.output.replace(/\u001b\[[0-9;]*m/g, "");
-    expect(plain).toMatch(/Test Files\s+2 passed \(2\)/);
+    expect(plain).toMatch(/Test Files\s+3 passed \(3\)/);
+    expect(plain).toMatch(/OpenAPI fuzz of gen-chal: \d+ requests/);
     expect(plain).toMatch(/Tests\s+\d+ passed \(\d+\)/);
     expect(plain).not.toMatch(/skipped/);
     const passed = Number(plain.match(/Tests\s+(\d+) passed/)?.[1]);

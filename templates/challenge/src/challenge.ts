@@ -1,25 +1,28 @@
 // The whole challenge: its settings, its routes, how a submission is scored, and its weights.
-// Miners fetch the task, submit a tour (signed, or through the master's upload route), a worker
-// scores it in the background, and each hotkey's best score becomes its weight.
+// Miners fetch the task, submit a tour (signed, or through the master's upload route: one
+// route declaration takes both), a worker scores it in the background, and each hotkey's best
+// score becomes its weight.
 import {
-  type ChallengeContext,
   type ConfigOf,
-  createJobQueue,
   defineChallenge,
   HttpError,
-  JobError,
-  type JobHandler,
   json,
-  LeaseLostError,
   type Logger,
-  processNext,
-  runWorker,
   type Sql,
   type Static,
   Type,
-  type WorkerEvent,
   weightsFromScores,
 } from "@platform/challenge-sdk";
+import {
+  createJobQueue,
+  JobError,
+  type JobHandler,
+  type JobQueue,
+  LeaseLostError,
+  processNext,
+  runWorker,
+  type WorkerEvent,
+} from "@platform/challenge-sdk/jobs";
 import { identity } from "./identity.js";
 import { makeTask, scoreTour, type Task, tourProblem } from "./task.js";
 
@@ -89,9 +92,6 @@ const LeaderboardEntry = Type.Object({
   created_at: Type.String({ format: "date-time" }),
 });
 
-// One count for both ways in, so uploading through the master cannot double a miner's quota.
-const UPLOADS = { limit: 20, windowSeconds: 3600, bucket: "submissions" };
-
 /** The job a submission becomes. */
 interface ScoreJob {
   submissionId: number;
@@ -103,43 +103,13 @@ interface ScoreResult {
   final_score: number | null;
 }
 
-const taskOf = (config: Settings): Task => makeTask(config.TASK_SEED, config.TASK_CITIES);
-
-// A queue is a name over the SDK's sdk_jobs table: cheap to make, bound to one database.
-const queueOf = (sql: Sql) => createJobQueue<ScoreJob, ScoreResult>(sql, { queue: "score" });
-
-/** Store a submission and its scoring job in one transaction: neither exists without the other. */
-async function accept(
-  ctx: ChallengeContext<Settings>,
-  body: SubmissionCreate,
-  from: {
-    hotkey: string;
-    via: "signed" | "bridge";
-    requestHash: string | null;
-    filename: string | null;
-  },
-): Promise<Response> {
-  const task = taskOf(ctx.config);
-  // Cheap checks answer now, so a miner learns about a typo at once (and keeps its rate-limit slot).
-  if (body.task_id !== task.task_id) {
-    throw new HttpError(400, "unknown_task", `This challenge scores ${task.task_id}: GET /v1/task`);
-  }
-  const problem = tourProblem(task, body.tour);
-  if (problem) throw new HttpError(400, "invalid_tour", problem);
-  const queue = queueOf(ctx.sql);
-  // On the embedded database a transaction holds the only connection: use `tx`, never `ctx.sql`.
-  const id = await ctx.sql.begin(async (tx) => {
-    const [row] = await tx<{ id: number }[]>`
-      insert into submissions (hotkey, task_id, tour, via, request_hash, filename)
-      values (${from.hotkey}, ${body.task_id}, ${tx.json(body.tour)}, ${from.via},
-              ${from.requestHash}, ${from.filename})
-      returning id`;
-    await queue.enqueue({ submissionId: row!.id }, { key: `score:${row!.id}`, tx });
-    return row!.id;
-  });
-  ctx.log.info("submission accepted", { id, hotkey: from.hotkey, via: from.via });
-  return json({ id, status: "pending", task_id: task.task_id }, { status: 201 });
+/** What `setup` keeps for every handler (`ctx.state`): one instance's own objects, no globals. */
+interface State {
+  /** The scoring queue: a name over the SDK's sdk_jobs table, bound to this instance's database. */
+  queue: JobQueue<ScoreJob, ScoreResult>;
 }
+
+const taskOf = (config: Settings): Task => makeTask(config.TASK_SEED, config.TASK_CITIES);
 
 /**
  * Score one submission. A job can run twice (a worker died after scoring, before recording), so
@@ -197,9 +167,6 @@ function onWorkerEvent(sql: Sql, log: Logger) {
   };
 }
 
-// The background worker of each running instance, keyed by its database (tests run several).
-const workers = new Map<Sql, { stop: AbortController; done: Promise<void> }>();
-
 /** The challenge: `src/main.ts` runs it, `platform dev` and the tests start it. */
 export const challenge = defineChallenge({
   slug: identity.slug,
@@ -209,23 +176,23 @@ export const challenge = defineChallenge({
   config: Settings,
   migrations: new URL("../migrations/", import.meta.url),
 
-  setup: ({ sql, config, log }) => {
-    if (!config.WORKER_ENABLED) return;
-    const stop = new AbortController();
-    const done = runWorker(queueOf(sql), scorer(sql, config), {
-      concurrency: config.WORKER_CONCURRENCY,
-      signal: stop.signal,
-      onEvent: onWorkerEvent(sql, log),
-    }).catch((error: unknown) => log.error("scoring worker stopped", { error }));
-    workers.set(sql, { stop, done });
-  },
-
-  teardown: async ({ sql }) => {
-    const worker = workers.get(sql);
-    if (!worker) return;
-    workers.delete(sql);
-    worker.stop.abort();
-    await worker.done;
+  // Runs once per start, after the migrations. What it returns is `ctx.state` in every handler;
+  // what it starts, `onClose` stops (before the database closes).
+  setup: ({ sql, config, log, onClose }): State => {
+    const queue = createJobQueue<ScoreJob, ScoreResult>(sql, { queue: "score" });
+    if (config.WORKER_ENABLED) {
+      const stop = new AbortController();
+      const done = runWorker(queue, scorer(sql, config), {
+        concurrency: config.WORKER_CONCURRENCY,
+        signal: stop.signal,
+        onEvent: onWorkerEvent(sql, log),
+      }).catch((error: unknown) => log.error("scoring worker stopped", { error }));
+      onClose(async () => {
+        stop.abort();
+        await done;
+      });
+    }
+    return { queue };
   },
 
   routes: (router) => {
@@ -236,38 +203,43 @@ export const challenge = defineChallenge({
       handler: ({ config }) => taskOf(config),
     });
 
-    router.signed({
-      method: "POST",
+    // One declaration, two ways in: a miner signs POST /v1/submissions, or uploads through the
+    // master (`platform submit`), which verifies it and posts it to the bridge path. One handler,
+    // and one rate-limit count, so uploading through the master cannot double a miner's quota.
+    router.submission({
       path: "/v1/submissions",
-      summary: "Submit a tour, signed with your hotkey",
+      bridgePath: "/internal/v1/bridge/submissions",
+      summary: "Submit a tour, signed with your hotkey (or with `platform submit`)",
       body: SubmissionCreate,
       bodyLimit: 64 * 1024,
-      rateLimit: UPLOADS,
+      rateLimit: { limit: 20, windowSeconds: 3600 },
       responses: { 201: { description: "Stored; scored shortly", schema: Accepted } },
-      handler: (ctx) =>
-        accept(ctx, ctx.body, {
-          hotkey: ctx.miner.hotkey,
-          via: "signed",
-          requestHash: ctx.miner.requestHash,
-          filename: null,
-        }),
-    });
-
-    router.bridge({
-      method: "POST",
-      path: "/internal/v1/bridge/submissions",
-      summary: "A tour the master verified and forwarded (`platform submit`)",
-      body: SubmissionCreate,
-      bodyLimit: 64 * 1024,
-      rateLimit: UPLOADS,
-      responses: { 201: { description: "Stored; scored shortly", schema: Accepted } },
-      handler: (ctx) =>
-        accept(ctx, ctx.body, {
-          hotkey: ctx.miner.hotkey,
-          via: "bridge",
-          requestHash: ctx.miner.requestHash,
-          filename: ctx.filename,
-        }),
+      handler: async ({ body, miner, filename, sql, config, state, log }) => {
+        const task = taskOf(config);
+        // Cheap checks answer now, so a miner learns about a typo at once (and keeps its slot).
+        if (body.task_id !== task.task_id) {
+          throw new HttpError(
+            400,
+            "unknown_task",
+            `This challenge scores ${task.task_id}: GET /v1/task`,
+          );
+        }
+        const problem = tourProblem(task, body.tour);
+        if (problem) throw new HttpError(400, "invalid_tour", problem);
+        // The submission and its scoring job in one transaction: neither exists without the
+        // other. On the embedded database a transaction holds the only connection: use `tx`.
+        const id = await sql.begin(async (tx) => {
+          const [row] = await tx<{ id: number }[]>`
+            insert into submissions (hotkey, task_id, tour, via, request_hash, filename)
+            values (${miner.hotkey}, ${body.task_id}, ${tx.json(body.tour)}, ${miner.via},
+                    ${miner.requestHash}, ${filename})
+            returning id`;
+          await state.queue.enqueue({ submissionId: row!.id }, { key: `score:${row!.id}`, tx });
+          return row!.id;
+        });
+        log.info("submission accepted", { id, hotkey: miner.hotkey, via: miner.via });
+        return json({ id, status: "pending", task_id: task.task_id }, { status: 201 });
+      },
     });
 
     router.public({
@@ -315,8 +287,8 @@ export const challenge = defineChallenge({
       method: "POST",
       path: "/internal/v1/worker/process-next",
       summary: "Score one pending submission now (a cron, a test, or WORKER_ENABLED=false)",
-      handler: async ({ sql, config, log }) => {
-        const done = await processNext(queueOf(sql), scorer(sql, config), {
+      handler: async ({ sql, config, log, state }) => {
+        const done = await processNext(state.queue, scorer(sql, config), {
           onEvent: onWorkerEvent(sql, log),
         });
         if (!done) return { processed: false };

@@ -1,4 +1,4 @@
-import { createJobQueue } from "@platform/challenge-sdk";
+import { createJobQueue } from "@platform/challenge-sdk/jobs";
 import {
   createMinerKey,
   type MinerKey,

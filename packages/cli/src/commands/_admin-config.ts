@@ -8,12 +8,15 @@ export const DEFAULT_CONFIG_PATH = "config/master.example.yaml";
 
 /** What the admin commands need: where the master is and the admin token. */
 export interface AdminConnection {
+  /** The master's public listener (registry, proxy). */
   registryUrl: string;
+  /** The master's admin listener, where the admin commands post (admin API, broker). */
+  adminUrl: string;
   adminToken: string;
 }
 
 interface ConfigFile {
-  master?: { registry_url?: unknown };
+  master?: { registry_url?: unknown; admin_url?: unknown };
   security?: { admin_token?: unknown; admin_token_file?: unknown };
 }
 
@@ -28,10 +31,22 @@ function readTokenFile(path: string, from: string): string {
 }
 
 /**
- * Read the master URL and admin token: the YAML config (`master.registry_url`,
- * `security.admin_token` or `security.admin_token_file`), overridden by PLATFORM_MASTER_URL,
- * ADMIN_TOKEN and ADMIN_TOKEN_FILE. A missing default config is fine when the environment
- * says everything; a missing explicit one is an error.
+ * The admin listener's default address: the public one's with the port plus one, as
+ * `platform master serve` defaults it (http://h:8080 -> http://h:8081; no port: 80 or 443, plus one).
+ */
+export function defaultAdminUrl(registryUrl: string): string {
+  const url = new URL(registryUrl);
+  const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+  url.port = String(port + 1);
+  return url.origin;
+}
+
+/**
+ * Read the master URLs and admin token: the YAML config (`master.registry_url`,
+ * `master.admin_url`, `security.admin_token` or `security.admin_token_file`), overridden by
+ * PLATFORM_MASTER_URL, PLATFORM_ADMIN_URL, ADMIN_TOKEN and ADMIN_TOKEN_FILE. Without an admin
+ * URL, the registry URL with the port plus one (the master's default). A missing default config
+ * is fine when the environment says everything; a missing explicit one is an error.
  */
 export function loadAdminConnection(
   configPath: string | undefined,
@@ -54,8 +69,14 @@ export function loadAdminConnection(
   if (!registryUrl) {
     throw new CliError(`no master URL: set master.registry_url in ${path} or PLATFORM_MASTER_URL`);
   }
-  if (!/^https?:\/\//.test(registryUrl))
+  if (!/^https?:\/\/[^/?#\s]/.test(registryUrl) || !URL.canParse(registryUrl))
     throw new CliError(`master URL must start with http:// or https://, got "${registryUrl}"`);
+  const adminUrl =
+    env.PLATFORM_ADMIN_URL ||
+    (typeof file.master?.admin_url === "string" ? file.master.admin_url : "") ||
+    defaultAdminUrl(registryUrl);
+  if (!/^https?:\/\/[^/?#\s]/.test(adminUrl) || !URL.canParse(adminUrl))
+    throw new CliError(`admin URL must start with http:// or https://, got "${adminUrl}"`);
   let adminToken = env.ADMIN_TOKEN || "";
   if (!adminToken && env.ADMIN_TOKEN_FILE)
     adminToken = readTokenFile(env.ADMIN_TOKEN_FILE, "ADMIN_TOKEN_FILE");
@@ -72,5 +93,9 @@ export function loadAdminConnection(
       `no admin token: set security.admin_token_file (or admin_token) in ${path}, or ADMIN_TOKEN / ADMIN_TOKEN_FILE`,
     );
   }
-  return { registryUrl: registryUrl.replace(/\/+$/, ""), adminToken };
+  return {
+    registryUrl: registryUrl.replace(/\/+$/, ""),
+    adminUrl: adminUrl.replace(/\/+$/, ""),
+    adminToken,
+  };
 }

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { type DevProjectSettings, projectDevSettings } from "./_dev-project-config.js";
 import { CliError } from "./_shared.js";
 
 /** A module `platform dev` will load, and why it was picked. */
@@ -30,6 +31,8 @@ export interface LoadedChallenge {
   challenge: DevChallenge;
   /** The project's image, or null (dev registers a local placeholder). */
   image: string | null;
+  /** The project's `dev` section: variables dev sets when unset, Docker needs it checks. */
+  dev: DevProjectSettings;
 }
 
 /** The module a challenge project keeps its challenge in. */
@@ -173,6 +176,8 @@ export function projectImage(modulePath: string): string | null {
 
 /** Load one challenge module; throws a CliError saying which module and why. */
 export async function loadChallenge(ref: ChallengeModuleRef): Promise<LoadedChallenge> {
+  // Before the import: a wrong dev section is cheaper to report than a module to load.
+  const dev = projectDevSettings(ref.path);
   let module: Record<string, unknown>;
   try {
     module = await importModule(ref.path);
@@ -180,5 +185,36 @@ export async function loadChallenge(ref: ChallengeModuleRef): Promise<LoadedChal
     const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
     throw new CliError(`cannot load ${ref.path}: ${message}`);
   }
-  return { ref, challenge: pickChallenge(module, ref.path), image: projectImage(ref.path) };
+  return {
+    ref,
+    challenge: pickChallenge(module, ref.path),
+    image: projectImage(ref.path),
+    dev,
+  };
+}
+
+/**
+ * Load every module `platform dev` found. One the user named (--challenge, or the project's
+ * own) must load; a reference one that fails is skipped with a line saying why. Two modules
+ * may not define one slug. `checkpoint` runs between modules (a signal stops start-up there).
+ */
+export async function loadChallenges(
+  refs: readonly ChallengeModuleRef[],
+  options: { progress: (line: string) => void; checkpoint: () => void },
+): Promise<LoadedChallenge[]> {
+  const loaded: LoadedChallenge[] = [];
+  for (const ref of refs) {
+    options.progress(`loading ${ref.path}`);
+    try {
+      loaded.push(await loadChallenge(ref));
+    } catch (error) {
+      if (ref.origin === "explicit" || ref.origin === "project") throw error;
+      options.progress(`skipping it: ${(error as Error).message}`);
+    }
+    options.checkpoint();
+  }
+  const slugs = loaded.map((item) => item.challenge.slug);
+  const duplicate = slugs.find((slug, index) => slugs.indexOf(slug) !== index);
+  if (duplicate) throw new CliError(`two modules define the challenge "${duplicate}"`);
+  return loaded;
 }

@@ -2,7 +2,10 @@ import { callMaster } from "./_master-client.js";
 
 /** How `platform dev` reaches its own master's admin API. */
 export interface DevMaster {
+  /** The public listener (proxy, registry, weights). */
   url: string;
+  /** The admin listener (admin API and pages, broker): every call here goes to it. */
+  adminUrl: string;
   adminToken: string;
 }
 
@@ -61,7 +64,7 @@ export async function registerOrRotate(
 ): Promise<DevTokens> {
   const fields = recordFields(registration);
   const created = await callMaster<TokensReply & { code?: string }>(
-    master.url,
+    master.adminUrl,
     "/v1/admin/challenges",
     {
       method: "POST",
@@ -75,7 +78,7 @@ export async function registerOrRotate(
   if (rotated) {
     tokens = (
       await callMaster<TokensReply>(
-        master.url,
+        master.adminUrl,
         path(registration.slug, "/tokens/rotate?token=both"),
         {
           method: "POST",
@@ -101,12 +104,15 @@ export async function activateAt(
   internalBaseUrl: string,
 ): Promise<void> {
   const slug = registration.slug;
-  await callMaster(master.url, path(slug), {
+  await callMaster(master.adminUrl, path(slug), {
     method: "PATCH",
     headers: jsonHeaders(master),
     body: JSON.stringify({ ...recordFields(registration), internal_base_url: internalBaseUrl }),
   });
-  await callMaster(master.url, path(slug, "/activate"), { method: "POST", headers: admin(master) });
+  await callMaster(master.adminUrl, path(slug, "/activate"), {
+    method: "POST",
+    headers: admin(master),
+  });
 }
 
 /**
@@ -119,12 +125,12 @@ export async function deactivateStale(
 ): Promise<string[]> {
   const { body } = await callMaster<{
     challenges: { slug: string; status: string; metadata?: Record<string, unknown> }[];
-  }>(master.url, "/v1/admin/challenges", { headers: admin(master) });
+  }>(master.adminUrl, "/v1/admin/challenges", { headers: admin(master) });
   const stale = body.challenges.filter(
     (row) => row.metadata?.["dev"] === true && row.status === "active" && !running.has(row.slug),
   );
   for (const row of stale) {
-    await callMaster(master.url, path(row.slug, "/deactivate"), {
+    await callMaster(master.adminUrl, path(row.slug, "/deactivate"), {
       method: "POST",
       headers: admin(master),
     });
@@ -138,6 +144,6 @@ export async function collectWeights(
 ): Promise<{ slug: string; status: string; error: string | null }[]> {
   const { body } = await callMaster<{
     sources?: { slug: string; status: string; error: string | null }[];
-  }>(master.url, "/v1/admin/weights/collect", { method: "POST", headers: admin(master) });
+  }>(master.adminUrl, "/v1/admin/weights/collect", { method: "POST", headers: admin(master) });
   return body.sources ?? [];
 }

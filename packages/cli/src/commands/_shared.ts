@@ -26,8 +26,9 @@ export async function runCommand(body: () => Promise<void>): Promise<void> {
   try {
     await body();
   } catch (error) {
-    const known =
-      error instanceof CliError || (error instanceof Error && error.name === "ConfigError");
+    // Loaded only on failure: every command imports this file, and `--help` should stay fast.
+    const { ConfigError } = await import("@platform/core");
+    const known = error instanceof CliError || error instanceof ConfigError;
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`error: ${message}\n`);
     if (!known && process.env.DEBUG && error instanceof Error)
@@ -54,7 +55,7 @@ export const configFlag = {
   config: {
     type: "string",
     description:
-      "Settings file with master.registry_url and security.admin_token[_file] (default config/master.example.yaml)",
+      "Settings file with master.registry_url, master.admin_url (default: its port plus one) and security.admin_token[_file] (default config/master.example.yaml)",
     valueHint: "file",
   },
 } as const;

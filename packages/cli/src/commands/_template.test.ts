@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
-  cliVersion,
   findTemplateDir,
   nameFromSlug,
   rewriteFile,
@@ -56,13 +55,6 @@ describe("finding the template", () => {
     expect(() => findTemplateDir(pathToFileURL(join(root, "elsewhere", "cli.js")))).toThrow(
       /template is missing/,
     );
-  });
-
-  it("reads the CLI's own version", () => {
-    const pkg = JSON.parse(
-      readFileSync(fileURLToPath(new URL("../../package.json", import.meta.url)), "utf8"),
-    ) as { version: string };
-    expect(cliVersion()).toBe(pkg.version);
   });
 });
 

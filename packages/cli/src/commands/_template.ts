@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Slug } from "@platform/core";
+import { isSlug, SLUG_MAX_LENGTH, SLUG_PATTERN } from "@platform/core";
 import { CliError } from "./_shared.js";
 
 // Where the template sits relative to this code, first match wins: the built CLI carries a copy
@@ -39,28 +39,11 @@ export function findTemplateDir(from: string | URL = import.meta.url): string {
   );
 }
 
-/** This CLI's version, read from its package.json (the SDK is released in step with it). */
-export function cliVersion(from: string | URL = import.meta.url): string {
-  let dir = dirname(fileURLToPath(from));
-  for (let depth = 0; depth < 5; depth++) {
-    const file = join(dir, "package.json");
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
-      if (pkg.name === "@platform/cli" && pkg.version) return pkg.version;
-    }
-    dir = dirname(dir);
-  }
-  return "0.0.0";
-}
-
-const SLUG = new RegExp(Slug.pattern as string);
-
 /** Why `slug` cannot name a challenge (the registry's rule), or null when it can. */
 export function slugProblem(slug: string): string | null {
-  if (slug.length < 2 || slug.length > 63) return "it must be 2 to 63 characters long";
-  if (!SLUG.test(slug)) {
-    return "use lower-case letters, digits and inner hyphens (^[a-z0-9][a-z0-9-]*[a-z0-9]$)";
-  }
+  if (slug.length < 2 || slug.length > SLUG_MAX_LENGTH)
+    return `it must be 2 to ${SLUG_MAX_LENGTH} characters long`;
+  if (!isSlug(slug)) return `use lower-case letters, digits and inner hyphens (${SLUG_PATTERN})`;
   if (slug === "sdk") return '"sdk" is reserved for the SDK\'s own tables';
   return null;
 }

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { defineCommand } from "citty";
+import { CLI_VERSION } from "../version.js";
 import { CliError, jsonFlag, print, runCommand } from "./_shared.js";
 import {
-  cliVersion,
   findTemplateDir,
   nameFromSlug,
   type ProjectIdentity,
@@ -78,7 +78,7 @@ export default defineCommand({
           );
         }
       }
-      const files = writeProject(findTemplateDir(), out, identity, cliVersion());
+      const files = writeProject(findTemplateDir(), out, identity, CLI_VERSION);
       const fromHere = relative(process.cwd(), out);
       const where = fromHere === "" ? "." : fromHere.startsWith("..") ? out : fromHere;
       print(args.json, { ...identity, dir: out, files }, () =>

@@ -25,7 +25,7 @@ function lifecycle(action: "activate" | "deactivate" | "pull" | "restart", descr
       runCommand(async () => {
         const connection = loadAdminConnection(args.config);
         const { body } = await callMaster<Outcome>(
-          connection.registryUrl,
+          connection.adminUrl,
           `/v1/admin/challenges/${encodeURIComponent(args.slug)}/${action}`,
           {
             method: "POST",

@@ -62,7 +62,7 @@ export default defineCommand({
         challenge: { slug: string; status: string; version: string };
         challenge_token: string;
         docker_broker_token: string;
-      }>(connection.registryUrl, "/v1/admin/challenges", {
+      }>(connection.adminUrl, "/v1/admin/challenges", {
         method: "POST",
         headers: { "content-type": "application/json", "x-admin-token": connection.adminToken },
         body: JSON.stringify(body),

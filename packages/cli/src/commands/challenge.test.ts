@@ -14,6 +14,7 @@ const ADMIN = "cli-e2e-admin-token-0123456789";
 describe("platform challenge (against a real master process)", () => {
   let master: ChildProcess;
   let url = "";
+  let adminUrl = "";
   let config = "";
   let dir = "";
 
@@ -22,15 +23,16 @@ describe("platform challenge (against a real master process)", () => {
     master = spawnCli(["master", "serve", "--data-dir", join(dir, "data"), "--port", "0"], {
       env: { ADMIN_TOKEN: ADMIN, DATABASE_URL: "", PLATFORM_WEIGHTS_INTERVAL_SECONDS: "0" },
     });
-    [, url] = (await waitForOutput(master, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000)) as [
-      string,
-      string,
-    ];
+    [, url, adminUrl] = (await waitForOutput(
+      master,
+      /listening on (http:\/\/127\.0\.0\.1:\d+).*\nadmin pages, admin API and broker on (http:\/\/127\.0\.0\.1:\d+)/,
+      60_000,
+    )) as unknown as [string, string, string];
     writeFileSync(join(dir, "token"), `${ADMIN}\n`);
     config = join(dir, "master.yaml");
     writeFileSync(
       config,
-      `master:\n  registry_url: ${url}\nsecurity:\n  admin_token_file: token\n`,
+      `master:\n  registry_url: ${url}\n  admin_url: ${adminUrl}\nsecurity:\n  admin_token_file: token\n`,
     );
   }, 90_000);
 
@@ -117,7 +119,7 @@ describe("platform challenge (against a real master process)", () => {
     const bad = join(dir, "bad.yaml");
     writeFileSync(
       bad,
-      `master:\n  registry_url: ${url}\nsecurity:\n  admin_token: wrong-wrong-wrong-wrong\n`,
+      `master:\n  registry_url: ${url}\n  admin_url: ${adminUrl}\nsecurity:\n  admin_token: wrong-wrong-wrong-wrong\n`,
     );
     const result = await cli("challenge", "activate", "scoring", "--config", bad);
     expect(result.code).toBe(1);
@@ -133,7 +135,7 @@ describe("platform challenge (against a real master process)", () => {
     const down = join(dir, "down.yaml");
     writeFileSync(
       down,
-      `master:\n  registry_url: http://127.0.0.1:${port}\nsecurity:\n  admin_token: whatever-whatever-1\n`,
+      `master:\n  registry_url: http://127.0.0.1:${port}\n  admin_url: http://127.0.0.1:${port}\nsecurity:\n  admin_token: whatever-whatever-1\n`,
     );
     const unreachable = await cli("challenge", "activate", "scoring", "--config", down);
     expect(unreachable.code).toBe(1);

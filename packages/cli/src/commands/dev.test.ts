@@ -141,7 +141,15 @@ describe("platform dev", () => {
     expect(blocked.status).toBe(403);
 
     // A weights collection now pays the hotkey.
-    const collect = await fetch(`${master}/v1/admin/weights/collect`, {
+    // The admin API is on the admin listener, never on the public one with the challenges.
+    expect(ready.admin_url).toBe(`${ready.master_admin_url}/admin`);
+    expect(ready.master_admin_url).not.toBe(master);
+    const onPublic = await fetch(`${master}/v1/admin/weights/collect`, {
+      method: "POST",
+      headers: { "x-admin-token": ready.admin_token },
+    });
+    expect(onPublic.status).toBe(404);
+    const collect = await fetch(`${ready.master_admin_url}/v1/admin/weights/collect`, {
       method: "POST",
       headers: { "x-admin-token": ready.admin_token },
     });
@@ -194,7 +202,7 @@ describe("platform dev", () => {
 
       // One record, active at the new address, collected with the new token.
       const admin = { "x-admin-token": env.ADMIN_TOKEN };
-      const list = await getJson(`${second.ready.master_url}/v1/admin/challenges`, {
+      const list = await getJson(`${second.ready.master_admin_url}/v1/admin/challenges`, {
         headers: admin,
       });
       expect(list.body["challenges"]).toEqual([
@@ -204,7 +212,7 @@ describe("platform dev", () => {
           internal_base_url: again!.internal_url,
         }),
       ]);
-      const collected = await getJson(`${second.ready.master_url}/v1/admin/weights/collect`, {
+      const collected = await getJson(`${second.ready.master_admin_url}/v1/admin/weights/collect`, {
         method: "POST",
         headers: admin,
       });

@@ -9,13 +9,30 @@ export default defineCommand({
       "Start the master. Needs ADMIN_TOKEN (or ADMIN_TOKEN_FILE). Without --database-url it keeps its data in an embedded database under --data-dir.",
   },
   args: {
+    // No citty defaults: an unset flag leaves its variable (PLATFORM_HOST, ...) to the master's
+    // config, which holds the defaults, so the environment is not silently overridden.
     host: {
       type: "string",
-      description: "Address to listen on",
-      default: "127.0.0.1",
+      description: "Address to listen on (default: PLATFORM_HOST, else 127.0.0.1)",
       valueHint: "addr",
     },
-    port: { type: "string", description: "Port to listen on", default: "8080", valueHint: "port" },
+    port: {
+      type: "string",
+      description: "Port to listen on (default: PLATFORM_PORT, else 8080)",
+      valueHint: "port",
+    },
+    "admin-host": {
+      type: "string",
+      description:
+        "Address of the admin listener: admin pages, admin API, broker (default: PLATFORM_ADMIN_HOST, else 127.0.0.1)",
+      valueHint: "addr",
+    },
+    "admin-port": {
+      type: "string",
+      description:
+        "Port of the admin listener (default: PLATFORM_ADMIN_PORT, else the port plus one; 0 with --port 0)",
+      valueHint: "port",
+    },
     "database-url": {
       type: "string",
       description: "PostgreSQL URL (default: DATABASE_URL, else the embedded database)",
@@ -23,8 +40,8 @@ export default defineCommand({
     },
     "data-dir": {
       type: "string",
-      description: "Where the embedded database and the master key live",
-      default: ".platform",
+      description:
+        "Where the embedded database and the master key live (default: PLATFORM_DATA_DIR, else .platform)",
       valueHint: "dir",
     },
   },
@@ -32,11 +49,12 @@ export default defineCommand({
     runCommand(async () => {
       const { createMaster, loadMasterConfig } = await import("@platform/master");
       const { redactDatabaseUrl } = await import("@platform/core");
-      const flags: Parameters<typeof loadMasterConfig>[0] = {
-        host: args.host,
-        port: args.port,
-        dataDir: args["data-dir"],
-      };
+      const flags: Parameters<typeof loadMasterConfig>[0] = {};
+      if (args.host !== undefined) flags.host = args.host;
+      if (args.port !== undefined) flags.port = args.port;
+      if (args["admin-host"] !== undefined) flags.adminHost = args["admin-host"];
+      if (args["admin-port"] !== undefined) flags.adminPort = args["admin-port"];
+      if (args["data-dir"] !== undefined) flags.dataDir = args["data-dir"];
       if (args["database-url"]) flags.databaseUrl = args["database-url"];
       const config = loadMasterConfig(flags);
       const master = await createMaster(config);
@@ -45,7 +63,10 @@ export default defineCommand({
         master.database.backend === "pglite"
           ? `embedded database in ${config.dataDir}`
           : redactDatabaseUrl(master.database.url);
-      process.stdout.write(`platform master listening on ${server.url} (${where})\n`);
+      process.stdout.write(
+        `platform master listening on ${server.url} (${where})\n` +
+          `admin pages, admin API and broker on ${server.admin.url} (keep it off the public network)\n`,
+      );
       const signal = await untilSignal();
       process.stdout.write(`received ${signal}, shutting down\n`);
       await master.close();

@@ -5,6 +5,9 @@ import { masterUrl } from "./_miner.js";
 import { jsonFlag, print, runCommand } from "./_shared.js";
 
 const TERMINAL = new Set(["completed", "failed", "rejected", "scored", "error", "cancelled"]);
+// Not final, but nothing a poll will see change soon: a held submission waits for an operator
+// (or the challenge's own expiry), so --watch stops there instead of polling for a day.
+const WAITING = new Set(["held"]);
 
 function describe(record: Record<string, unknown>): string {
   const fields = ["id", "status", "final_score", "score", "error", "created_at"].filter(
@@ -39,7 +42,7 @@ export default defineCommand({
     },
     watch: {
       type: "boolean",
-      description: "Poll until the submission reaches a final status",
+      description: "Poll until the submission reaches a final status (or is held)",
       default: false,
     },
     interval: { type: "string", description: "Seconds between polls with --watch", default: "5" },
@@ -54,7 +57,7 @@ export default defineCommand({
       for (;;) {
         const { body } = await callMaster<Record<string, unknown>>(base, path);
         const status = String(body.status ?? "");
-        if (!args.watch || TERMINAL.has(status)) {
+        if (!args.watch || TERMINAL.has(status) || WAITING.has(status)) {
           print(args.json, body, () => describe(body));
           return;
         }

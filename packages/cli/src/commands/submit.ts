@@ -72,7 +72,9 @@ export default defineCommand({
         CONTENT_TYPES[extname(args.file).toLowerCase()] ?? "application/octet-stream";
       const pair = await minerKey(args);
       const base = masterUrl(args.master);
-      const path = `/v1/challenges/${encodeURIComponent(args.slug)}/submissions`;
+      // The file name rides in the query, which the signature covers: the master forwards it
+      // to the challenge as X-Submission-Filename, so it must be the miner's signed word too.
+      const path = `/v1/challenges/${encodeURIComponent(args.slug)}/submissions?${new URLSearchParams({ filename: basename(args.file) })}`;
       const headers = {
         ...signRequest(pair, {
           method: "POST",
@@ -82,7 +84,6 @@ export default defineCommand({
         }),
         "content-type": contentType,
         "content-length": String(bytes.byteLength),
-        "x-submission-filename": basename(args.file),
       };
       const interactive = process.stderr.isTTY && !args.json;
       let lastPercent = -1;

@@ -1,0 +1,45 @@
+// What users install is the built dist/, bundled by tsup: each package must still report the
+// version in its own package.json from there (a bundle moves code, so a path relative to the
+// source file would point elsewhere).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ensureBuilt, repo, run } from "./built-packages.js";
+
+const versionOf = (name: string) =>
+  (
+    JSON.parse(readFileSync(join(repo, "packages", name, "package.json"), "utf8")) as {
+      version: string;
+    }
+  ).version;
+
+describe("the built packages", () => {
+  beforeAll(ensureBuilt, 300_000);
+
+  it("`platform --version` through the launcher and dist/ prints the CLI's package.json version", async () => {
+    const result = await run(
+      process.execPath,
+      [join(repo, "packages/cli/bin/platform.js"), "--version"],
+      repo,
+    );
+    expect(result.output.trim()).toBe(versionOf("cli"));
+    expect(result.code).toBe(0);
+  });
+
+  it("SDK_VERSION and MASTER_VERSION from dist/ are their package.json versions", async () => {
+    // Plain node, no `@platform/source` condition: the packages resolve to their dist/.
+    const script = [
+      "const sdk = await import('@platform/challenge-sdk');",
+      "const master = await import('@platform/master');",
+      "console.log(JSON.stringify({ sdk: sdk.SDK_VERSION, master: master.MASTER_VERSION, entry: import.meta.resolve('@platform/master') }));",
+    ].join("\n");
+    const result = await run(process.execPath, ["--input-type=module", "-e", script], repo);
+    expect(result.code, result.output).toBe(0);
+    const reported = JSON.parse(result.output) as { sdk: string; master: string; entry: string };
+    expect(reported.entry).toMatch(/\/packages\/master\/dist\/index\.js$/);
+    expect(reported).toMatchObject({
+      sdk: versionOf("challenge-sdk"),
+      master: versionOf("master"),
+    });
+  });
+});
