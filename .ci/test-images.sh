@@ -61,6 +61,9 @@ build() {
 # Runs as a non-root user of its own: the broker must keep it, not force 65534.
 build platform-test/nonroot:1 'USER 1000:1000'
 
+# An image whose USER is a bare uid: Docker would give it gid 0; the sandbox must not.
+build platform-test/uid-only:1 'USER 4242'
+
 # Allocates memory until something stops it: awk doubles a string forever.
 build platform-test/memhog:1 'ENTRYPOINT ["/bin/awk", "BEGIN { s = \"xxxxxxxxxxxxxxxx\"; while (1) s = s s }"]'
 

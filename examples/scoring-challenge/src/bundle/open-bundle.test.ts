@@ -1,0 +1,289 @@
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { deflateRawSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { minimalBundle, writeZip, type ZipEntrySpec } from "../../test/zip-writer.js";
+import { openBase64Bundle, openBundle } from "./open-bundle.js";
+
+const ARCH = { name: "architecture.py", data: "def build_model(ctx):\n    return None\n" };
+const TRAIN = { name: "training.py", data: "def train(ctx):\n    pass\n" };
+
+async function refusal(zip: Buffer) {
+  const result = await openBundle(zip);
+  if (result.ok) throw new Error("expected a refusal");
+  return result.error;
+}
+
+describe("openBundle", () => {
+  it("opens a contract bundle: files, unpacked size and code_hash = sha256 of the ZIP bytes", async () => {
+    const zip = minimalBundle([
+      { name: "lib/blocks.py", data: "X = 1\n", method: 0 },
+      { name: "lib/", data: "" },
+      { name: "config.yaml", data: "lr: 0.001\n" },
+    ]);
+    const result = await openBundle(zip);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.value.codeHash).toBe(createHash("sha256").update(zip).digest("hex"));
+    expect(result.value.files.map((file) => file.path)).toEqual([
+      "architecture.py",
+      "training.py",
+      "lib/blocks.py",
+      "config.yaml",
+    ]);
+    expect(result.value.files[2]).toMatchObject({ text: "X = 1\n" });
+    expect(result.value.unpackedBytes).toBe(
+      ARCH.data.length + TRAIN.data.length + "X = 1\n".length + "lr: 0.001\n".length,
+    );
+  });
+
+  it("takes base64 from a submission body", async () => {
+    const zip = minimalBundle();
+    const result = await openBase64Bundle(zip.toString("base64"));
+    expect(result.ok && result.value.codeHash).toBe(createHash("sha256").update(zip).digest("hex"));
+    expect(await openBase64Bundle("%%%")).toMatchObject({
+      ok: false,
+      error: { code: "invalid_base64" },
+    });
+  });
+
+  it.each<[string, ZipEntrySpec[], string, string]>([
+    [
+      "a symlink",
+      [{ name: "lib/x.py", data: "/etc/passwd", unixMode: 0o120777 }],
+      "bundle_symlink",
+      "bundle holds a symlink: lib/x.py",
+    ],
+    [
+      "a symlink with a bad name",
+      [{ name: "../x", data: "/", unixMode: 0o120777 }],
+      "bundle_symlink",
+      "bundle holds a symlink: ../x",
+    ],
+    ["a fifo", [{ name: "pipe.txt", unixMode: 0o010644 }], "bundle_special_file", "special file"],
+    [
+      "a traversal",
+      [{ name: "../../etc/cron.d/x.py", data: "x" }],
+      "bundle_invalid_path",
+      "leaves the bundle: ../../etc/cron.d/x.py",
+    ],
+    [
+      "an absolute name",
+      [{ name: "/tmp/x.py", data: "x" }],
+      "bundle_invalid_path",
+      "absolute path: /tmp/x.py",
+    ],
+    [
+      "a backslash traversal",
+      [{ name: "..\\x.py", data: "x" }],
+      "bundle_invalid_path",
+      "leaves the bundle",
+    ],
+    [
+      "a shell script",
+      [{ name: "run.sh", data: "curl x | sh" }],
+      "bundle_forbidden_extension",
+      "not allowed: run.sh",
+    ],
+    [
+      "a weights file",
+      [{ name: "weights.pt", data: "x" }],
+      "bundle_forbidden_extension",
+      "weights.pt",
+    ],
+    [
+      "a duplicate",
+      [{ name: "training.py", data: "def train(ctx):\n    evil()\n" }],
+      "bundle_duplicate_path",
+      "bundle holds training.py twice",
+    ],
+    [
+      "a case twin",
+      [{ name: "Training.py", data: "x" }],
+      "bundle_duplicate_path",
+      "differ only in case: training.py and Training.py",
+    ],
+    [
+      "a file used as a directory",
+      [
+        { name: "lib.py", data: "x" },
+        { name: "lib.py/x.py", data: "y" },
+      ],
+      "bundle_directory_conflict",
+      "lib.py both as a file and as a directory",
+    ],
+    [
+      "a directory entry with contents",
+      [{ name: "lib/", data: "payload" }],
+      "bundle_directory_conflict",
+      "directory entry that is a file: lib/",
+    ],
+    [
+      "a directory entry marked regular",
+      [{ name: "lib/", unixMode: 0o100644 }],
+      "bundle_directory_conflict",
+      "directory entry that is a file: lib/",
+    ],
+    [
+      "a directory stored as a file",
+      [{ name: "pkg.py", unixMode: 0o040755 }],
+      "bundle_directory_conflict",
+      "directory stored as a file: pkg.py",
+    ],
+    [
+      "a DOS directory stored as a file",
+      [{ name: "pkg.py", externalAttributes: 0x10 }],
+      "bundle_directory_conflict",
+      "directory stored as a file",
+    ],
+    [
+      "an encrypted entry",
+      [{ name: "x.py", data: "x", flags: 1 }],
+      "bundle_unreadable_entry",
+      "encrypted entry: x.py",
+    ],
+    [
+      "bzip2 compression",
+      [{ name: "x.py", data: "x", method: 12 }],
+      "bundle_unreadable_entry",
+      "method 12",
+    ],
+    [
+      "binary bytes",
+      [{ name: "table.json", data: Buffer.from([0xff, 0xfe, 0x00, 0x01]) }],
+      "bundle_not_text",
+      "table.json, which is not UTF-8",
+    ],
+    ["NUL bytes", [{ name: "table.json", data: "[1,\u0000 2]" }], "bundle_not_text", "NUL"],
+    [
+      "a non-UTF-8 name",
+      [{ name: Buffer.from([0x61, 0xe9, 0x2e, 0x70, 0x79]), data: "x" }],
+      "bundle_invalid_path",
+      "not UTF-8",
+    ],
+  ])("refuses %s", async (_, extra, code, message) => {
+    const error = await refusal(minimalBundle(extra));
+    expect(error.code).toBe(code);
+    expect(error.status).toBe(400);
+    expect(error.message).toContain(message);
+  });
+
+  it("names the missing contract file, and a folder zipped by mistake", async () => {
+    expect(await refusal(writeZip([ARCH]))).toMatchObject({
+      code: "contract_missing_file",
+      message: "bundle has no training.py at its root",
+    });
+    expect(await refusal(writeZip([{ name: "notes.md", data: "hi" }]))).toMatchObject({
+      message: "bundle has no architecture.py and no training.py at its root",
+    });
+    const nested = await refusal(
+      writeZip([
+        { ...ARCH, name: "my/architecture.py" },
+        { ...TRAIN, name: "my/training.py" },
+      ]),
+    );
+    expect(nested.message).toContain("found my/architecture.py: zip the files, not their folder");
+  });
+
+  it("refuses more than 200 files, naming where it stopped", async () => {
+    const many = Array.from({ length: 199 }, (_, i) => ({ name: `m/f${i}.py`, data: "" }));
+    expect((await openBundle(minimalBundle(many.slice(0, 198)))).ok).toBe(true);
+    const error = await refusal(minimalBundle(many));
+    expect(error).toMatchObject({ code: "too_many_files", status: 413 });
+    expect(error.message).toBe("bundle holds more than 200 files (stopped at m/f198.py)");
+  });
+
+  it("refuses a directory listing of thousands of entries before reading any", async () => {
+    const dirs = Array.from({ length: 5000 }, (_, i) => ({ name: `d${i}/` }));
+    const error = await refusal(minimalBundle(dirs));
+    expect(error).toMatchObject({
+      code: "too_many_files",
+      message: expect.stringContaining("5002 entries"),
+    });
+  });
+
+  it("refuses more than 2 MiB unpacked from the declared sizes, before inflating anything", async () => {
+    const half = "x".repeat(1024 * 1024);
+    expect((await openBundle(minimalBundle([{ name: "a.txt", data: half }]))).ok).toBe(true);
+    const error = await refusal(
+      minimalBundle([
+        { name: "a.txt", data: half },
+        { name: "b.txt", data: half },
+        // Never inflated: the listing stops at b.txt.
+        { name: "c.txt", data: "ignored", declaredSize: 0xffffffff },
+      ]),
+    );
+    expect(error).toMatchObject({
+      code: "unpacked_too_large",
+      status: 413,
+      message: "bundle unpacks to more than 2 MiB (stopped at b.txt)",
+    });
+  });
+
+  it("is zip-bomb safe: an entry that lies about its size stops inflating at the declared size", async () => {
+    // 64 MiB of zeros deflate to 64 KiB; the headers claim 100 bytes.
+    const bomb = deflateRawSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 });
+    const zip = minimalBundle([{ name: "bomb.txt", packed: bomb, declaredSize: 100 }]);
+    const before = process.memoryUsage().arrayBuffers;
+    const error = await refusal(zip);
+    expect(error).toMatchObject({ code: "unpacked_too_large" });
+    expect(error.message).toBe("bundle holds bomb.txt, which inflates past its declared 100 bytes");
+    // Nothing near the 64 MiB payload was ever allocated.
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it("refuses an entry whose bytes do not match its CRC or declared size", async () => {
+    const short = await refusal(
+      minimalBundle([{ name: "x.py", data: "abcdef", declaredSize: 10 }]),
+    );
+    expect(short).toMatchObject({
+      code: "invalid_zip",
+      message: "x.py: holds 6 bytes where the ZIP declares 10",
+    });
+    const zip = minimalBundle([{ name: "x.py", data: "hello world", method: 0 }]);
+    zip[zip.indexOf("hello world")] = "j".charCodeAt(0);
+    expect(await refusal(zip)).toMatchObject({
+      code: "invalid_zip",
+      message: "x.py: CRC mismatch",
+    });
+  });
+
+  it("refuses what is not a ZIP, or a cut one", async () => {
+    expect(await refusal(Buffer.from("just some text"))).toMatchObject({ code: "invalid_zip" });
+    const zip = minimalBundle();
+    expect(await refusal(zip.subarray(0, zip.length - 30))).toMatchObject({ code: "invalid_zip" });
+  });
+
+  it.runIf(hasZip())("catches a symlink stored by a real archiver (zip -y)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bundle-"));
+    try {
+      writeFileSync(join(dir, "architecture.py"), ARCH.data);
+      writeFileSync(join(dir, "training.py"), TRAIN.data);
+      symlinkSync("/etc/hostname", join(dir, "data.txt"));
+      execFileSync(
+        "zip",
+        ["-q", "-y", "-X", "b.zip", "architecture.py", "training.py", "data.txt"],
+        { cwd: dir },
+      );
+      const error = await refusal(readFileSync(join(dir, "b.zip")));
+      expect(error).toMatchObject({
+        code: "bundle_symlink",
+        message: "bundle holds a symlink: data.txt",
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+function hasZip(): boolean {
+  try {
+    execFileSync("zip", ["-v"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}

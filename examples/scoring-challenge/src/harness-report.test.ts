@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import { runReport } from "../test/run-report.js";
+import {
+  newHarnessNonce,
+  parseGateReport,
+  parseHarnessReport,
+  parseRunReport,
+} from "./harness-report.js";
+
+const frame = (nonce: string, value: unknown) => `HARNESS-REPORT ${nonce} ${JSON.stringify(value)}`;
+
+describe("harness reports", () => {
+  const nonce = newHarnessNonce();
+
+  it("makes nonces the harness accepts, never the same twice", () => {
+    expect(nonce).toMatch(/^[A-Za-z0-9_-]{8,256}$/);
+    expect(newHarnessNonce()).not.toBe(nonce);
+  });
+
+  it("takes the last line carrying this run's nonce, ignoring the miner's log and forgeries", () => {
+    const real = runReport({ covered_bytes: 5 });
+    const stdout = [
+      "loading...",
+      frame(nonce, runReport({ covered_bytes: 1 })), // an earlier line with the nonce: superseded
+      frame("forged-nonce-123", runReport({ covered_bytes: 999_999 })),
+      `  ${frame(nonce, runReport({ covered_bytes: 2 }))}`, // not at the start of a line
+      `${frame(nonce, real)}\r`,
+      frame("another-nonce", runReport({ covered_bytes: 3 })),
+      "",
+    ].join("\n");
+    const parsed = parseRunReport(stdout, nonce);
+    expect(parsed).toEqual({ ok: true, report: real });
+  });
+
+  it("reads a gate report", () => {
+    const report = {
+      ok: false,
+      files: 2,
+      violations: [
+        {
+          code: "forbidden_import",
+          path: "training.py",
+          line: 3,
+          message: "import of os is not allowed",
+        },
+      ],
+    };
+    expect(parseGateReport(`${frame(nonce, report)}\n`, nonce)).toEqual({ ok: true, report });
+    // Without a schema, either report is accepted (and nothing else).
+    expect(parseHarnessReport(frame(nonce, report), nonce)).toEqual({ ok: true, report });
+    expect(parseHarnessReport(frame(nonce, runReport()), nonce)).toEqual({
+      ok: true,
+      report: runReport(),
+    });
+    expect(parseHarnessReport(frame(nonce, { ok: true }), nonce)).toMatchObject({
+      ok: false,
+      error: { code: "report_malformed" },
+    });
+  });
+
+  it("says when there is no report, and why it may be", () => {
+    expect(parseRunReport(frame("other-nonce-1", runReport()), nonce)).toEqual({
+      ok: false,
+      error: {
+        code: "report_missing",
+        message: expect.stringContaining("printed no report (it crashed"),
+      },
+    });
+    expect(parseRunReport("x".repeat(100), nonce, { truncated: true })).toMatchObject({
+      error: { code: "report_missing", message: expect.stringContaining("cut at the size limit") },
+    });
+  });
+
+  it("refuses a report that does not parse or does not match the protocol, naming the field", () => {
+    expect(parseRunReport(`HARNESS-REPORT ${nonce} {"ok": tru`, nonce)).toMatchObject({
+      error: { code: "report_malformed", message: expect.stringContaining("does not parse") },
+    });
+    // Python's json would write NaN without allow_nan=False: not JSON, so not a report.
+    expect(parseRunReport(`HARNESS-REPORT ${nonce} {"nll_nats": NaN}`, nonce)).toMatchObject({
+      error: { code: "report_malformed" },
+    });
+    const { covered_bytes: _, ...missing } = runReport();
+    expect(parseRunReport(frame(nonce, missing), nonce)).toMatchObject({
+      error: { code: "report_malformed", message: expect.stringContaining("/covered_bytes") },
+    });
+    expect(
+      parseRunReport(frame(nonce, runReport({ device: "tpu" as "cpu" })), nonce),
+    ).toMatchObject({
+      error: { code: "report_malformed", message: expect.stringContaining("/device") },
+    });
+    expect(
+      parseGateReport(frame(nonce, { ok: "yes", files: 1, violations: [] }), nonce),
+    ).toMatchObject({
+      error: { code: "report_malformed", message: expect.stringContaining("/ok") },
+    });
+  });
+
+  it("accepts the nulls the harness writes for non-finite floats and an unread run.json", () => {
+    const failed = runReport({
+      ok: false,
+      error: { stage: "corpus", message: "run.json is unreadable" },
+      stream_sha256: null,
+      vocab_size: null,
+      sequence_length: null,
+      batch_size: null,
+      nll_nats: null,
+      first_batch_loss: null,
+      causality: { ok: true, max_delta: null, checked_positions: 0 },
+    });
+    expect(parseRunReport(frame(nonce, failed), nonce)).toEqual({ ok: true, report: failed });
+  });
+});

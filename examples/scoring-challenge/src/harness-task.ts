@@ -1,0 +1,144 @@
+/**
+ * The two container runs of a bundle, as SDK tasks: `gate.py` (static gates and contract, no
+ * bundle code executed) and `run.py` (the forced-init scored run). Files follow the harness
+ * protocol: the bundle under bundle/, the corpus slices under corpus/, run.json beside them, all
+ * read-only; the nonce goes in HARNESS_NONCE, which the harness removes before importing any
+ * bundle code. The container is the SDK's hardened one: no network, read-only root, non-root.
+ */
+import { type Task, type TaskFile, taskFile } from "@platform/challenge-sdk/tasks";
+import type { Bundle } from "./bundle/index.js";
+import type { CorpusSlices } from "./corpus.js";
+import type { RunSettings } from "./score.js";
+
+/** The evaluation image `eval-image/build.sh` builds. */
+export const DEFAULT_EVAL_IMAGE = "platform/scoring-eval:local";
+
+/** What a scored run may use; budgets count tokens, not seconds. */
+export interface RunBudgets {
+  /** Bytes of the stream (byte-level: one token, one byte). */
+  tokenBudget: number;
+  /** Most batches the iterator yields. */
+  stepBudget: number;
+  /** Peak resident memory the harness allows the run, in MB. */
+  memoryMb: number;
+  seed?: number;
+  sequenceLength?: number;
+  batchSize?: number;
+  device?: "auto" | "cpu" | "cuda";
+}
+
+/** run.json, as the harness reads it. */
+export interface RunJson {
+  seed: number;
+  vocab_size: number;
+  sequence_length: number;
+  batch_size: number;
+  token_budget: number;
+  step_budget: number;
+  memory_mb: number;
+  stream_sha256: string;
+  holdout_sha256: string;
+  device: "auto" | "cpu" | "cuda";
+}
+
+/** Container resources and the watchdog of one run. */
+export interface RunResources {
+  cpus?: number;
+  /** The container's hard memory cap (default: the run's budget plus 1 GB, at most 4096). */
+  containerMemoryMb?: number;
+  /** /tmp, which holds the artifacts dir: its size is the artifacts quota (default 256 MB). */
+  tmpfsMb?: number;
+  /** Wall-clock watchdog: the container is killed past it (default 1800 s). */
+  timeoutSeconds?: number;
+  gpus?: number;
+}
+
+const BYTE_VOCABULARY = 256;
+
+/** run.json for `slices` under `budgets` (the seed is forced to 1337 unless given). */
+export function runJson(slices: CorpusSlices, budgets: RunBudgets): RunJson {
+  return {
+    seed: budgets.seed ?? 1337,
+    vocab_size: BYTE_VOCABULARY,
+    sequence_length: budgets.sequenceLength ?? 128,
+    batch_size: budgets.batchSize ?? 8,
+    token_budget: budgets.tokenBudget,
+    step_budget: budgets.stepBudget,
+    memory_mb: budgets.memoryMb,
+    stream_sha256: slices.streamSha256,
+    holdout_sha256: slices.holdoutSha256,
+    device: budgets.device ?? "auto",
+  };
+}
+
+/** What score.ts checks a run report against. */
+export function runSettings(run: RunJson, streamBytes: number): RunSettings {
+  return {
+    vocab_size: run.vocab_size,
+    sequence_length: run.sequence_length,
+    batch_size: run.batch_size,
+    token_budget: run.token_budget,
+    step_budget: run.step_budget,
+    stream_sha256: run.stream_sha256,
+    stream_bytes: streamBytes,
+  };
+}
+
+/** The bundle's files under bundle/. */
+export function bundleTaskFiles(bundle: Bundle): TaskFile[] {
+  return bundle.files.map((file) => taskFile(`bundle/${file.path}`, file.data));
+}
+
+/** The gate run: `python3 /opt/harness/gate.py` over the bundle; small and short. */
+export function gateTask(options: {
+  jobId: string;
+  image?: string;
+  bundle: Bundle;
+  nonce: string;
+}): Task {
+  return {
+    jobId: options.jobId,
+    image: options.image ?? DEFAULT_EVAL_IMAGE,
+    command: ["python3", "/opt/harness/gate.py"],
+    env: { HARNESS_NONCE: options.nonce },
+    files: bundleTaskFiles(options.bundle),
+    limits: { cpus: 1, memoryMb: 512, pids: 64, tmpfsMb: 16 },
+    timeoutSeconds: 120,
+  };
+}
+
+/** The scored run: `python3 /opt/harness/run.py` with the bundle, the corpus slices and run.json. */
+export function runTask(options: {
+  jobId: string;
+  image?: string;
+  bundle: Bundle;
+  slices: CorpusSlices;
+  budgets: RunBudgets;
+  nonce: string;
+  resources?: RunResources;
+}): { task: Task; run: RunJson; settings: RunSettings } {
+  const run = runJson(options.slices, options.budgets);
+  const resources = options.resources ?? {};
+  const task: Task = {
+    jobId: options.jobId,
+    image: options.image ?? DEFAULT_EVAL_IMAGE,
+    command: ["python3", "/opt/harness/run.py"],
+    env: { HARNESS_NONCE: options.nonce },
+    files: [
+      ...bundleTaskFiles(options.bundle),
+      taskFile("corpus/stream.bin", options.slices.stream),
+      taskFile("corpus/holdout.bin", options.slices.holdout),
+      taskFile("run.json", JSON.stringify(run)),
+    ],
+    limits: {
+      cpus: resources.cpus ?? 2,
+      memoryMb: resources.containerMemoryMb ?? Math.min(4096, options.budgets.memoryMb + 1024),
+      pids: 512,
+      tmpfsMb: resources.tmpfsMb ?? 256,
+      outputBytes: 1024 * 1024,
+    },
+    timeoutSeconds: resources.timeoutSeconds ?? 1800,
+    ...(resources.gpus ? { gpus: resources.gpus } : {}),
+  };
+  return { task, run, settings: runSettings(run, options.slices.stream.length) };
+}

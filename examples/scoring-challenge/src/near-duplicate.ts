@@ -1,0 +1,167 @@
+/**
+ * Near-duplicate detection by token shingles. A bundle's fingerprint is the set of hashed
+ * windows of SHINGLE_TOKENS tokens over its Python files, each window normalised so that a
+ * consistent rename leaves it unchanged: names are numbered by first appearance inside the
+ * window (`x = x + y` and `total = total + step` are both `v0 = v0 + v1`), numbers and strings
+ * become their kind, comments and whitespace are gone. Numbering inside the window, not the
+ * file, keeps an inserted line from shifting every later window.
+ *
+ * Two bundles are near-duplicates when the Jaccard similarity of their shingle sets is at least
+ * NEAR_DUPLICATE_THRESHOLD. A MinHash signature, cut into LSH bands, finds the candidates
+ * without reading every earlier bundle; the decision is always the exact Jaccard.
+ */
+import { pythonTokens } from "./python-tokens.js";
+
+/** Tokens per shingle. */
+export const SHINGLE_TOKENS = 10;
+/** Jaccard similarity from which a bundle is a copy of an earlier one. */
+export const NEAR_DUPLICATE_THRESHOLD = 0.85;
+/** MinHash functions, and how they are banded for lookup (BANDS x ROWS_PER_BAND). */
+export const MINHASH_SIZE = 128;
+export const BANDS = 32;
+export const ROWS_PER_BAND = 4;
+/** Stored with every fingerprint: change it whenever anything above or the tokenizer changes. */
+export const FINGERPRINT_VERSION = 1;
+
+/** What is stored per bundle. */
+export interface Fingerprint {
+  version: number;
+  /** Distinct shingle hashes, ascending. */
+  shingles: Uint32Array;
+  /** MINHASH_SIZE minima (0xffffffff when there are no shingles). */
+  minhash: Uint32Array;
+  /** One LSH bucket per band (band index mixed in, so buckets of different bands never meet). */
+  bands: number[];
+}
+
+/** A file as the fingerprint reads it. */
+export interface SourceFile {
+  path: string;
+  text: string;
+}
+
+/** The fingerprint of a bundle's `.py` files (other files are data, not code, and ignored). */
+export function fingerprint(files: readonly SourceFile[]): Fingerprint {
+  const hashes = new Set<number>();
+  for (const file of files) {
+    if (!file.path.endsWith(".py")) continue;
+    for (const hash of shingleHashes(file.text)) hashes.add(hash);
+  }
+  const shingles = Uint32Array.from(hashes).sort();
+  const minhash = minhashOf(shingles);
+  return { version: FINGERPRINT_VERSION, shingles, minhash, bands: bandsOf(minhash) };
+}
+
+/** The hashed, rename-normalised shingles of one Python source (repeats included). */
+export function shingleHashes(source: string): number[] {
+  const tokens = pythonTokens(source);
+  if (tokens.length === 0) return [];
+  // Names stay names (numbered per window below); everything else is its normalised text.
+  const fixed = tokens.map((token) =>
+    token.kind === "name"
+      ? null
+      : token.kind === "number"
+        ? "N"
+        : token.kind === "string"
+          ? "S"
+          : token.text,
+  );
+  const width = Math.min(SHINGLE_TOKENS, tokens.length);
+  const out: number[] = [];
+  for (let start = 0; start + width <= tokens.length; start++) {
+    const seen = new Map<string, number>();
+    let key = "";
+    for (let i = start; i < start + width; i++) {
+      let part = fixed[i];
+      if (part === null || part === undefined) {
+        const name = tokens[i]!.text;
+        let index = seen.get(name);
+        if (index === undefined) {
+          index = seen.size;
+          seen.set(name, index);
+        }
+        part = `v${index}`;
+      }
+      key += `${part}\u0001`;
+    }
+    out.push(hashString(key));
+  }
+  return out;
+}
+
+/** Exact Jaccard similarity of two ascending, distinct hash lists (1 when both are empty). */
+export function jaccard(a: Uint32Array, b: Uint32Array): number {
+  if (a.length === 0 && b.length === 0) return 1;
+  let i = 0;
+  let j = 0;
+  let shared = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x === y) {
+      shared++;
+      i++;
+      j++;
+    } else if (x < y) {
+      i++;
+    } else {
+      j++;
+    }
+  }
+  return shared / (a.length + b.length - shared);
+}
+
+/** The share of equal MinHash minima: an estimate of the Jaccard similarity (±0.04 at 128). */
+export function estimatedJaccard(a: Uint32Array, b: Uint32Array): number {
+  let same = 0;
+  for (let i = 0; i < MINHASH_SIZE; i++) if (a[i] === b[i]) same++;
+  return same / MINHASH_SIZE;
+}
+
+// Seeds of the MinHash family: fixed forever (FINGERPRINT_VERSION guards any change).
+const SEEDS = Uint32Array.from({ length: MINHASH_SIZE }, (_, i) => fmix32((i + 1) * 0x9e3779b9));
+
+function minhashOf(shingles: Uint32Array): Uint32Array {
+  const minima = new Uint32Array(MINHASH_SIZE).fill(0xffffffff);
+  for (const shingle of shingles) {
+    for (let i = 0; i < MINHASH_SIZE; i++) {
+      const value = fmix32(shingle ^ SEEDS[i]!);
+      if (value < minima[i]!) minima[i] = value;
+    }
+  }
+  return minima;
+}
+
+function bandsOf(minhash: Uint32Array): number[] {
+  const bands: number[] = [];
+  for (let band = 0; band < BANDS; band++) {
+    let hash = fmix32(band + 1);
+    for (let row = 0; row < ROWS_PER_BAND; row++) {
+      hash = fmix32(hash ^ minhash[band * ROWS_PER_BAND + row]!);
+    }
+    // A signed 32-bit value: stored in a Postgres integer[].
+    bands.push(hash | 0);
+  }
+  return bands;
+}
+
+/** FNV-1a over UTF-16 code units, finished with fmix32: a fast, well-spread 32-bit hash. */
+function hashString(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return fmix32(hash);
+}
+
+/** MurmurHash3's 32-bit finaliser. */
+function fmix32(value: number): number {
+  let h = value >>> 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}

@@ -1,0 +1,48 @@
+/**
+ * What every pipeline stage is handed: the database, the task runner, the run configuration,
+ * the LLM gate and the logger of one challenge instance. Built once by `setup`.
+ */
+import type { Logger, Sql } from "@platform/challenge-sdk";
+import type { TaskRunner } from "@platform/challenge-sdk/tasks";
+import type { SubmissionState } from "../api-schemas.js";
+import type { CorpusSlices } from "../corpus.js";
+import type { LlmGate } from "../llm-gate/index.js";
+import type { ScoringOptions } from "../settings.js";
+
+/** The pipeline's dependencies. */
+export interface PipelineDeps {
+  sql: Sql;
+  runner: TaskRunner;
+  options: ScoringOptions;
+  /** The stream and holdout every run scores (one slice of the pinned corpus). */
+  slices: CorpusSlices;
+  /** The reviewer; null when LLM_GATE=off, or required with no reviewer configured. */
+  llm: LlmGate | null;
+  log: Logger;
+}
+
+/** A queue job: one submission to take through the pipeline. */
+export interface ScoreJob {
+  submissionId: string;
+}
+
+/** What a finished job records: where the submission ended up (`skipped`: nothing to do). */
+export interface ScoreResult {
+  submission_id: string;
+  status: SubmissionState | "skipped";
+}
+
+/** The queue's name, and how patiently infrastructure failures are retried. */
+export const SCORE_QUEUE = {
+  queue: "scoring",
+  // A lease is renewed every third of it while a stage runs; a killed worker's job is claimable
+  // again this long after its last heartbeat.
+  leaseSeconds: 60,
+  backoff: { baseSeconds: 5, maxSeconds: 300 },
+} as const;
+
+/**
+ * Claims a job may take. Infrastructure failures retry (backoff capped at 5 min) and must never
+ * fail a miner's bundle, so the budget is the queue's maximum: days of retrying.
+ */
+export const SCORE_MAX_ATTEMPTS = 1000;

@@ -1,0 +1,116 @@
+/**
+ * The scored run: `python3 /opt/harness/run.py` in the evaluation image through the SDK task
+ * runner (no network, read-only root, non-root user, CPU/memory/pid limits, a /tmp quota, a
+ * watchdog), on the corpus slice the service pins, then `scoreRun` turns the harness's
+ * measurements into a status and a score. The harness never reports a score, and nothing the
+ * bundle prints is read: only the line with this run's nonce.
+ *
+ * With GPU_COUNT > 0 the run waits (FIFO) for a GPU lease and holds it while it runs; no GPU
+ * free within GPU_WAIT_SECONDS sends the submission back to the queue. CPU runs hold none.
+ */
+import type { Bundle } from "../bundle/index.js";
+import { acquireGpuLease, releaseGpuLease } from "../gpu-leases.js";
+import { newHarnessNonce, parseRunReport, type RunReport } from "../harness-report.js";
+import { runTask } from "../harness-task.js";
+import { type ScoreOutcome, scoreRun } from "../score.js";
+import { InfrastructureError, infrastructureFromTask } from "./infrastructure-error.js";
+import type { PipelineDeps } from "./pipeline-context.js";
+
+/** A run's outcome for the bundle, and the report it came from (null: there was none). */
+export type RunStageOutcome = Exclude<ScoreOutcome, { status: "infrastructure" }> & {
+  report: RunReport | null;
+};
+
+// The watchdog kills a run at its timeout; a GPU lease older than that plus this margin is stale.
+const LEASE_MARGIN_SECONDS = 300;
+
+/** Run `bundle` for its score. Throws InfrastructureError for anything that is not its doing. */
+export async function scoredRunStage(
+  deps: Pick<PipelineDeps, "sql" | "runner" | "options" | "slices">,
+  id: string,
+  bundle: Bundle,
+  signal: AbortSignal,
+): Promise<RunStageOutcome> {
+  const { options } = deps;
+  const gpus = options.gpu.count > 0 ? 1 : 0;
+  if (gpus > 0) {
+    const lease = await acquireGpuLease(deps.sql, id, {
+      count: options.gpu.count,
+      tier: options.gpu.tier,
+      waitSeconds: options.gpu.waitSeconds,
+      staleAfterSeconds: options.runTimeoutSeconds + LEASE_MARGIN_SECONDS,
+      signal,
+    });
+    if (!lease) {
+      throw new InfrastructureError(
+        "gpu_unavailable",
+        `no GPU lease was free within ${options.gpu.waitSeconds} s`,
+        { retryAfterSeconds: 10 },
+      );
+    }
+  }
+  try {
+    return await run(deps, id, bundle, signal, gpus);
+  } finally {
+    if (gpus > 0) await releaseGpuLease(deps.sql, id);
+  }
+}
+
+async function run(
+  deps: Pick<PipelineDeps, "runner" | "options" | "slices">,
+  id: string,
+  bundle: Bundle,
+  signal: AbortSignal,
+  gpus: number,
+): Promise<RunStageOutcome> {
+  const { options } = deps;
+  const nonce = newHarnessNonce();
+  const { task, settings } = runTask({
+    jobId: `scoring-${id}-run`,
+    image: options.image,
+    bundle,
+    slices: deps.slices,
+    budgets: { ...options.budgets, device: gpus > 0 ? "cuda" : "cpu" },
+    nonce,
+    resources: { timeoutSeconds: options.runTimeoutSeconds, ...(gpus > 0 ? { gpus } : {}) },
+  });
+  let result: Awaited<ReturnType<PipelineDeps["runner"]["run"]>>;
+  try {
+    result = await deps.runner.run(task, { signal });
+  } catch (error) {
+    throw infrastructureFromTask(error) ?? error;
+  }
+  const parsed = parseRunReport(result.stdout, nonce, { truncated: result.stdoutTruncated });
+  if (!parsed.ok) {
+    // The bundle runs inside the harness's process: a run killed for its memory or time, or one
+    // that crashed the interpreter, is the bundle's doing. A malformed report carrying the
+    // secret nonce can only come from the harness itself.
+    if (parsed.error.code === "report_malformed") {
+      throw new InfrastructureError("harness_error", parsed.error.message);
+    }
+    return {
+      status: "failed",
+      error: missingReportError(result, deps.options),
+      bpb: null,
+      report: null,
+    };
+  }
+  const outcome = scoreRun(parsed.report, settings);
+  if (outcome.status === "infrastructure") {
+    throw new InfrastructureError("harness_error", outcome.error);
+  }
+  return { ...outcome, report: parsed.report };
+}
+
+function missingReportError(
+  result: { exitCode: number | null; timedOut: boolean; oomKilled: boolean },
+  options: PipelineDeps["options"],
+): string {
+  if (result.timedOut) {
+    return `the run exceeded its time limit of ${options.runTimeoutSeconds} s and was stopped`;
+  }
+  if (result.oomKilled) {
+    return `the run exceeded its memory limit and was killed (budget ${options.budgets.memoryMb} MB)`;
+  }
+  return `the run ended without a report (exit code ${result.exitCode}): the bundle crashed the interpreter`;
+}

@@ -1,0 +1,134 @@
+// The pipeline modules against the real evaluation image through the SDK's docker task runner:
+// gate.py and run.py read what harness-task.ts places, print what harness-report.ts parses, and
+// score.ts turns a uniform model's measurements into exactly 8 bits per byte.
+import { dockerTaskRunner, type TaskRunner } from "@platform/challenge-sdk/tasks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openBundle } from "../src/bundle/index.js";
+import { loadCorpus, sliceCorpus } from "../src/corpus.js";
+import { newHarnessNonce, parseGateReport, parseRunReport } from "../src/harness-report.js";
+import { DEFAULT_EVAL_IMAGE, gateTask, runTask } from "../src/harness-task.js";
+import { scoreRun } from "../src/score.js";
+import { evalImageReady } from "./scoring-test-kit.js";
+import { writeZip } from "./zip-writer.js";
+
+const image = process.env["EVAL_IMAGE"] ?? DEFAULT_EVAL_IMAGE;
+
+// Zero logits whatever the input: every byte costs exactly ln 256 nats.
+const UNIFORM = `import torch
+
+
+class Uniform(torch.nn.Module):
+    def __init__(self, vocab):
+        super().__init__()
+        self.vocab = vocab
+        self.scale = torch.nn.Parameter(torch.zeros(1))
+
+    def forward(self, tokens):
+        return torch.zeros(tokens.shape[0], tokens.shape[1], self.vocab) * self.scale
+
+
+def build_model(ctx):
+    return Uniform(ctx.vocab_size)
+`;
+const DRAIN = `def train(ctx):
+    model = ctx.build_model()
+    for batch in ctx.iter_train_batches(model):
+        pass
+`;
+
+describe.runIf(evalImageReady(image))("the harness in the evaluation image", () => {
+  let runner: TaskRunner;
+  beforeAll(() => {
+    runner = dockerTaskRunner({ pull: false });
+  });
+  afterAll(() => runner?.close());
+
+  async function bundleOf(zip: Buffer) {
+    const opened = await openBundle(zip);
+    if (!opened.ok) throw new Error(opened.error.message);
+    return opened.value;
+  }
+
+  const uniformBundle = () =>
+    bundleOf(
+      writeZip([
+        { name: "architecture.py", data: UNIFORM },
+        { name: "training.py", data: DRAIN },
+      ]),
+    );
+
+  it("gate.py passes a contract bundle and names a forbidden import and an empty entry point", async () => {
+    const nonce = newHarnessNonce();
+    const clean = await runner.run(
+      gateTask({
+        jobId: `gate-ok-${Date.now()}`,
+        image,
+        bundle: await uniformBundle(),
+        nonce,
+      }),
+    );
+    expect(parseGateReport(clean.stdout, nonce, { truncated: clean.stdoutTruncated })).toEqual({
+      ok: true,
+      report: { ok: true, files: 2, violations: [] },
+    });
+
+    const hostile = writeZip([
+      {
+        name: "architecture.py",
+        data: "import os\n\ndef build_model(ctx):\n    return os.environ\n",
+      },
+      { name: "training.py", data: "def train(ctx):\n    pass\n" },
+    ]);
+    const refused = await runner.run(
+      gateTask({ jobId: `gate-os-${Date.now()}`, image, bundle: await bundleOf(hostile), nonce }),
+    );
+    const parsed = parseGateReport(refused.stdout, nonce);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(parsed.report.ok).toBe(false);
+    expect(parsed.report.violations).toContainEqual(
+      expect.objectContaining({ code: "contract_missing_function", path: "training.py" }),
+    );
+    expect(parsed.report.violations).toContainEqual(
+      expect.objectContaining({
+        code: "forbidden_import",
+        path: "architecture.py",
+        message: "import of os is not allowed",
+      }),
+    );
+  });
+
+  it("run.py scores a uniform model at exactly 8 bits per byte (score 1/9) on the pinned corpus", async () => {
+    const slices = sliceCorpus(await loadCorpus(), 4096, { holdoutBytes: 4096 });
+    const bundle = await uniformBundle();
+    const nonce = newHarnessNonce();
+    const { task, settings } = runTask({
+      jobId: `run-uniform-${Date.now()}`,
+      image,
+      bundle,
+      slices,
+      budgets: { tokenBudget: 4096, stepBudget: 1000, memoryMb: 2048, device: "cpu" },
+      nonce,
+      resources: { timeoutSeconds: 300 },
+    });
+    const result = await runner.run(task);
+    const parsed = parseRunReport(result.stdout, nonce, { truncated: result.stdoutTruncated });
+    if (!parsed.ok) throw new Error(`${parsed.error.message}\n${result.stderr.slice(-2000)}`);
+    const { report } = parsed;
+    expect(report).toMatchObject({
+      ok: true,
+      error: null,
+      stream_sha256: slices.streamSha256,
+      covered_bytes: 32 * 127,
+    });
+    expect(report.causality.ok).toBe(true);
+    const outcome = scoreRun(report, settings);
+    expect(outcome).toEqual({
+      status: "completed",
+      bpb: 8,
+      antiCheatMultiplier: 1,
+      finalScore: 1 / 9,
+      note: null,
+    });
+  });
+});
