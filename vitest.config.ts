@@ -6,10 +6,11 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 // Tests run against the TypeScript sources of every workspace package, never a stale dist/.
 const alias = [
   { find: /^@platform\/core$/, replacement: here("packages/core/src/index.ts") },
+  { find: /^@platform\/core\/([a-z-]+)$/, replacement: here("packages/core/src/$1/index.ts") },
   { find: /^@platform\/challenge-sdk$/, replacement: here("packages/challenge-sdk/src/index.ts") },
   {
-    find: /^@platform\/challenge-sdk\/testing$/,
-    replacement: here("packages/challenge-sdk/src/testing/index.ts"),
+    find: /^@platform\/challenge-sdk\/([a-z-]+)$/,
+    replacement: here("packages/challenge-sdk/src/$1/index.ts"),
   },
   { find: /^@platform\/master$/, replacement: here("packages/master/src/index.ts") },
 ];
@@ -32,6 +33,7 @@ export default defineConfig({
       project("master", "packages/master"),
       project("challenge-sdk", "packages/challenge-sdk", 60_000),
       project("cli", "packages/cli", 90_000),
+      project("scoring-challenge", "examples/scoring-challenge", 120_000),
     ],
     reporters: process.env.CI ? ["default"] : ["default"],
   },

@@ -39,10 +39,11 @@ export function startProcess(
   args: string[],
   ready: RegExp,
   timeoutMs = 60_000,
+  env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
   const child = spawn(command, args, {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, LOG_LEVEL: "error" },
+    env: { ...process.env, LOG_LEVEL: "error", ...env },
   });
   children.add(child);
   return new Promise((resolve, reject) => {
@@ -71,13 +72,23 @@ export function startProcess(
   });
 }
 
-/** Start a TypeScript file of bench/ in its own Node process (workspace packages from source). */
-export function startTsProcess(file: string, args: string[], ready: RegExp) {
+/**
+ * Start a TypeScript file of bench/ in its own Node process (workspace packages from source),
+ * with `env` added to this process's environment.
+ */
+export function startTsProcess(
+  file: string,
+  args: string[],
+  ready: RegExp,
+  env: Record<string, string> = {},
+) {
   const path = fileURLToPath(new URL(file, import.meta.url));
   return startProcess(
     process.execPath,
     ["--conditions=@platform/source", "--import", "tsx", path, ...args],
     ready,
+    60_000,
+    env,
   );
 }
 

@@ -3,8 +3,11 @@
 //   npm run bench -- [name-substring ...]
 import { type Figure, printFigure, withOtherLoad } from "./_figure.js";
 import { brokerFigure } from "./figures/broker.js";
+import { harnessOverheadFigure } from "./figures/harness-overhead.js";
 import { httpKitFigure } from "./figures/http-kit.js";
 import { proxyFigure } from "./figures/proxy.js";
+import { sdkSignedPoolFigure } from "./figures/sdk-signed-pool.js";
+import { signedUploadPoolFigure } from "./figures/signed-upload-pool.js";
 import { sr25519VerifyFigure } from "./figures/sr25519-verify.js";
 import { sr25519VerifyPoolFigure } from "./figures/sr25519-verify-pool.js";
 
@@ -13,7 +16,10 @@ const FIGURES: Figure[] = [
   sr25519VerifyPoolFigure,
   httpKitFigure,
   proxyFigure,
+  signedUploadPoolFigure,
+  sdkSignedPoolFigure,
   brokerFigure,
+  harnessOverheadFigure,
 ];
 
 const filters = process.argv.slice(2);

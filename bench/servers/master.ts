@@ -1,6 +1,7 @@
 // A master for the bench figures, on the embedded database in a temporary folder, with one
 // active challenge ("bench") pointing at the upstream given as argv[2] (or none). Prints one
-// JSON line: its URL and the challenge's broker token (the broker figure calls the broker).
+// JSON line: its URL, the challenge's broker token (the broker figure calls the broker) and
+// its challenge token (what a real challenge behind it must be started with).
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,10 +40,9 @@ if (created.status !== 201)
   throw new Error(
     `registering the bench challenge failed: ${created.status} ${await created.text()}`,
   );
-const { docker_broker_token: brokerToken } = (await created.json()) as {
-  docker_broker_token: string;
-};
-console.log(JSON.stringify({ url: server.url, brokerToken }));
+const { docker_broker_token: brokerToken, challenge_token: challengeToken } =
+  (await created.json()) as { docker_broker_token: string; challenge_token: string };
+console.log(JSON.stringify({ url: server.url, brokerToken, challengeToken }));
 
 // Exit cleanly on SIGTERM so `--cpu-prof` can write its profile.
 process.once("SIGTERM", async () => {
