@@ -12,8 +12,8 @@ export interface StartedDevMaster extends DevMaster {
 
 /**
  * Start a master for development: its embedded database under `dataDir/master`, a fresh admin
- * token unless the user set one, and local images allowed (no registry, no tag). Its close is
- * registered with `lifecycle`.
+ * token unless the user set one, and local images allowed (no registry, no tag); the broker runs
+ * the task images projects declare. Its close is registered with `lifecycle`.
  */
 export async function startDevMaster(options: {
   host: string;
@@ -59,10 +59,19 @@ export async function startDevMaster(options: {
   progress(
     `master listening on ${server.url}; admin pages, admin API and broker on ${server.admin.url}`,
   );
+  // The broker refuses every image until an operator lists some; in development the images the
+  // projects declare are the list (read per request, so challenges started later are covered).
+  const userListedImages = Boolean(process.env.PLATFORM_BROKER_IMAGES?.trim());
   return {
     url: server.url,
     adminUrl: server.admin.url,
     adminToken: config.adminToken,
     tokenFromEnv,
+    allowTaskImages(images) {
+      if (userListedImages) return false;
+      const allowed = config.broker.allowedImagePrefixes;
+      for (const image of images) if (!allowed.includes(image)) allowed.push(image);
+      return true;
+    },
   };
 }

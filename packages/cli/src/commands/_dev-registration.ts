@@ -7,6 +7,11 @@ export interface DevMaster {
   /** The admin listener (admin API and pages, broker): every call here goes to it. */
   adminUrl: string;
   adminToken: string;
+  /**
+   * Let the master's broker run `images` (what a project's dev section declares), unless the
+   * user listed the broker's images (PLATFORM_BROKER_IMAGES) themselves. true when allowed.
+   */
+  allowTaskImages?(images: readonly string[]): boolean;
 }
 
 /** A challenge as `platform dev` registers it. */

@@ -68,6 +68,15 @@ async function startDevChallenge(
   };
   const notes = [...defaults.notes];
   if (item.dev.docker) {
+    // The images its runs use (a variable set for the challenge names its own): the broker's.
+    const images = item.dev.docker.images.map(
+      (wanted) => (wanted.env ? env[wanted.env] : undefined) || wanted.image,
+    );
+    if (images.length > 0 && master.allowTaskImages?.(images) === false) {
+      notes.push(
+        `PLATFORM_BROKER_IMAGES is set: the broker runs only what it lists (this challenge uses ${images.join(", ")})`,
+      );
+    }
     notes.push(
       ...(await dockerNotes(item.dev.docker, {
         probe: options.docker,
