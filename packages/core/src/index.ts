@@ -74,6 +74,7 @@ export {
   type LogLevel,
   lastEventIdOf,
   mediaType,
+  type NodeHandler,
   type OpenApiDocument,
   parseJsonBody,
   queryObject,

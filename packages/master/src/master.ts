@@ -169,7 +169,8 @@ export async function createMaster(
   // mounts on `context.app` (public) or `context.adminApp` (admin), never on both.
   registerBrokerRoutes(context);
   registerRuntimeRoutes(context);
-  registerProxyRoutes(context);
+  // The passthrough also runs node-native in front of the public app (same answers, faster).
+  const nativePassthrough = registerProxyRoutes(context);
   registerDashboardRoutes(context, registerWeightsRoutes(context));
 
   let server: RunningServer | undefined;
@@ -188,7 +189,12 @@ export async function createMaster(
       const adminPort =
         overrides.adminPort ??
         (overrides.port === undefined ? config.adminPort : port === 0 ? 0 : port + 1);
-      server = await serve(app.fetch, { host: overrides.host ?? config.host, port, log });
+      server = await serve(app.fetch, {
+        host: overrides.host ?? config.host,
+        port,
+        log,
+        nodeHandler: nativePassthrough,
+      });
       try {
         adminServer = await serve(adminApp.fetch, {
           host: overrides.adminHost ?? config.adminHost,

@@ -34,6 +34,7 @@ export {
 } from "./logger.js";
 export {
   type FetchHandler,
+  type NodeHandler,
   type RunningServer,
   type ServeOptions,
   serve,

@@ -155,6 +155,82 @@ describe("node adapter", () => {
   });
 });
 
+describe("node adapter: a node handler in front of the kit", () => {
+  it("answers what the node handler takes and leaves everything else to the fetch handler, untouched", async () => {
+    const seenByKit: string[] = [];
+    running = await serve(
+      async (request, env) => {
+        seenByKit.push(`${request.method} ${env.rawTarget} ${await request.text()}`);
+        return new Response("kit");
+      },
+      {
+        nodeHandler: (req, res) => {
+          if (!req.url?.startsWith("/fast/")) return false;
+          res.writeHead(200, { "content-type": "text/plain" });
+          req.pipe(res); // the request body is the handler's to read
+          return true;
+        },
+      },
+    );
+    const fast = await fetch(`${running.url}/fast/x`, { method: "POST", body: "echoed" });
+    expect([fast.status, await fast.text()]).toEqual([200, "echoed"]);
+    const slow = await fetch(`${running.url}/slow/x?q=1`, { method: "POST", body: "body" });
+    expect(await slow.text()).toBe("kit");
+    // The kit got the declined request as sent, body included; never the taken one.
+    expect(seenByKit).toEqual(["POST /slow/x?q=1 body"]);
+  });
+
+  it("answers 500 and keeps serving when the node handler throws", async () => {
+    let calls = 0;
+    const errors: string[] = [];
+    running = await serve(() => new Response("kit"), {
+      nodeHandler: () => {
+        calls += 1;
+        if (calls === 1) throw new Error("secret internals");
+        return false;
+      },
+      log: {
+        debug() {},
+        info() {},
+        warn() {},
+        error(message: string) {
+          errors.push(message);
+        },
+        child() {
+          return this;
+        },
+      },
+    });
+    const failed = await fetch(running.url);
+    expect(failed.status).toBe(500);
+    expect(await failed.text()).not.toContain("secret");
+    expect(errors).toEqual(["node handler failed"]);
+    expect(await (await fetch(running.url)).text()).toBe("kit");
+  });
+
+  it("never offers a refused method (TRACE) to the node handler", async () => {
+    let offered = 0;
+    running = await serve(() => new Response("kit"), {
+      nodeHandler: () => {
+        offered += 1;
+        return false;
+      },
+    });
+    const res = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        { host: "127.0.0.1", port: running!.port, path: "/", method: "TRACE" },
+        (answer) => {
+          answer.resume();
+          resolve(answer.statusCode ?? 0);
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+    expect([res, offered]).toEqual([405, 0]);
+  });
+});
+
 describe("node adapter: refused request bodies", () => {
   it("survives a 413 on a streamed body and closes that connection, then serves the next one", async () => {
     const app = createApp({ name: "limits", version: "0", bodyLimit: 1024 });

@@ -9,6 +9,13 @@ import { createLogger, type Logger } from "./logger.js";
 /** Anything that answers a web-standard Request: `app.fetch`, or a plain function. */
 export type FetchHandler = (request: Request, env: ServerEnv) => Promise<Response> | Response;
 
+/**
+ * A node-level handler that may answer a request before the web-standard kit sees it (a hot path
+ * that must not pay for a web Request and Response). It returns true when it took the request,
+ * and then owns `res` entirely; false leaves the request, untouched, to the fetch handler.
+ */
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
 /** Options of {@link serve}. */
 export interface ServeOptions {
   host?: string;
@@ -17,6 +24,8 @@ export interface ServeOptions {
   log?: Logger;
   /** Close idle keep-alive sockets after this long (ms). */
   keepAliveTimeout?: number;
+  /** Runs first on every request (after refused methods); see {@link NodeHandler}. */
+  nodeHandler?: NodeHandler;
 }
 
 /** A listening server. */
@@ -171,12 +180,9 @@ export async function serve(
 ): Promise<RunningServer> {
   const host = options.host ?? "127.0.0.1";
   const log = options.log ?? createLogger({ name: "http" });
+  const nodeHandler = options.nodeHandler;
   let origin = "";
   const server = createServer(async (req, res) => {
-    const abort = new AbortController();
-    res.once("close", () => {
-      if (!res.writableFinished) abort.abort();
-    });
     const method = req.method ?? "GET";
     if (REFUSED_METHODS.has(method.toUpperCase())) {
       res.writeHead(405, {
@@ -188,6 +194,25 @@ export async function serve(
       res.end(METHOD_NOT_ALLOWED);
       return;
     }
+    if (nodeHandler) {
+      try {
+        if (nodeHandler(req, res)) return;
+      } catch (error) {
+        // A node handler that throws before taking the request must not leave it unanswered.
+        log.error("node handler failed", { method, error });
+        if (!res.headersSent) {
+          res.writeHead(500, { "content-type": "application/json", connection: "close" });
+          res.end(JSON.stringify({ detail: "Internal Server Error", code: "internal_error" }));
+        } else {
+          res.destroy();
+        }
+        return;
+      }
+    }
+    const abort = new AbortController();
+    res.once("close", () => {
+      if (!res.writableFinished) abort.abort();
+    });
     try {
       const request = toWebRequest(req, origin, abort.signal);
       const env: ServerEnv = { rawTarget: req.url ?? "/" };

@@ -1,3 +1,13 @@
+/**
+ * The request headers the forwarding rules read: a web `Headers` (the kit's routes) or a view
+ * of a node request's raw headers with the same semantics (the native passthrough).
+ */
+export interface RequestHeaderReader {
+  get(name: string): string | null;
+  /** Lower-cased names in sorted order, repeated headers joined, as `Headers.forEach`. */
+  forEach(callback: (value: string, name: string) => void): void;
+}
+
 /** What the master adds to every request it forwards to a challenge. */
 export interface ForwardIdentity {
   slug: string;
@@ -87,7 +97,7 @@ function forwardedFor(
 
 /** The headers the master sets on every forwarded request (proxy marker, slug, X-Forwarded-*). */
 export function platformHeaders(
-  incoming: Headers,
+  incoming: RequestHeaderReader,
   identity: ForwardIdentity,
 ): Record<string, string> {
   const out: Record<string, string> = {
@@ -112,7 +122,7 @@ export function platformHeaders(
  * `contentLength` is the client's Content-Length when the body is forwarded as it came.
  */
 export function passthroughRequestHeaders(
-  incoming: Headers,
+  incoming: RequestHeaderReader,
   identity: ForwardIdentity,
   contentLength?: string | null,
 ): Record<string, string> {
@@ -130,23 +140,59 @@ export function passthroughRequestHeaders(
 const RESPONSE_STRIPPED: ReadonlySet<string> = new Set(["set-cookie", "set-cookie2"]);
 
 /**
- * A challenge's response headers as the client gets them: unchanged less hop-by-hop ones and
- * Set-Cookie (a challenge never sets cookies on the master's origin).
+ * Visit each of a challenge's response headers the client gets, as (name, value): every one but
+ * hop-by-hop headers and Set-Cookie (a challenge never sets cookies on the master's origin).
+ * Repeated headers are visited once per value.
  */
-export function upstreamResponseHeaders(
+export function forEachForwardedResponseHeader(
   headers: Record<string, string | string[] | undefined>,
-): Headers {
+  visit: (name: string, value: string) => void,
+): void {
   const connectionValue = headers.connection;
   const connection = connectionOptions(
     Array.isArray(connectionValue) ? connectionValue.join(",") : connectionValue,
   );
-  const out = new Headers();
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || isHopByHop(name, connection)) continue;
     if (RESPONSE_STRIPPED.has(name.toLowerCase())) continue;
-    if (Array.isArray(value)) for (const item of value) out.append(name, item);
-    else out.append(name, value);
+    if (Array.isArray(value)) for (const item of value) visit(name, item);
+    else visit(name, value);
   }
+}
+
+/** A challenge's response headers as the client gets them ({@link forEachForwardedResponseHeader}). */
+export function upstreamResponseHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Headers {
+  const out = new Headers();
+  forEachForwardedResponseHeader(headers, (name, value) => out.append(name, value));
+  return out;
+}
+
+// HTTP whitespace `Headers` trims from both ends of a value.
+const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
+/** A header value as a web `Headers` stores it (HTTP whitespace trimmed at both ends). */
+export function fetchHeaderValue(value: string): string {
+  return value.replace(EDGE_WHITESPACE, "");
+}
+
+/**
+ * The same headers as {@link upstreamResponseHeaders}, as a plain object for node's `writeHead`
+ * and spelled as that `Headers` would give them to the node adapter: lower-case names, values
+ * trimmed, repeated headers joined with ", ".
+ */
+export function upstreamResponseHeaderObject(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string> {
+  // No prototype: a header may be called `__proto__` (a valid token), as it may in `Headers`.
+  const out: Record<string, string> = Object.create(null);
+  forEachForwardedResponseHeader(headers, (name, raw) => {
+    const lower = name.toLowerCase();
+    const value = fetchHeaderValue(raw);
+    const previous = out[lower];
+    out[lower] = previous === undefined ? value : `${previous}, ${value}`;
+  });
   return out;
 }
 

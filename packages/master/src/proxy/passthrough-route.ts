@@ -10,7 +10,11 @@ import {
 import type { ChallengeStore } from "../registry/challenge-store.js";
 import { activeUpstream } from "./_active-upstream.js";
 import { streamedBody } from "./_request-body.js";
-import { type ForwardIdentity, passthroughRequestHeaders } from "./forward-headers.js";
+import {
+  type ForwardIdentity,
+  passthroughRequestHeaders,
+  type RequestHeaderReader,
+} from "./forward-headers.js";
 import { parseProxyTarget } from "./proxy-path.js";
 import type { UpstreamClient } from "./upstream-client.js";
 
@@ -31,26 +35,43 @@ export const PASSTHROUGH_METHODS: readonly HttpMethod[] = [
   "HEAD",
 ];
 
+/** Where the passthrough is mounted (itty-router syntax). */
+export const PASSTHROUGH_PATHS = ["/challenges/:slug", "/challenges/:slug/:path+"] as const;
+
 /** 403 `blocked_path`: a private challenge path, whatever its spelling. */
 export function blockedPath(): HttpError {
   return new HttpError(403, "blocked_path", "This path of the challenge is not public");
 }
 
 /**
- * The request body to forward, untouched, or null when there is none. Over a socket HTTP/1.1
- * says a request has a body only with Content-Length or Transfer-Encoding; in-process requests
- * (no raw target) are judged by their stream alone.
+ * Whether a request's body is forwarded, with its declared length. Over a socket HTTP/1.1 says
+ * a request has a body only with Content-Length or Transfer-Encoding; in-process requests (not
+ * `overSocket`) are judged by their stream alone. GET and HEAD never forward one.
  */
+export function bodyToForward(
+  method: string,
+  headers: RequestHeaderReader,
+  overSocket: boolean,
+): { forward: boolean; contentLength: string | null } {
+  if (method === "GET" || method === "HEAD") return { forward: false, contentLength: null };
+  const length = headers.get("content-length");
+  const declared = length !== null || headers.get("transfer-encoding") !== null;
+  if (length === "0" || (overSocket && !declared)) return { forward: false, contentLength: null };
+  return { forward: true, contentLength: length };
+}
+
+/** The request body to forward, untouched, or null when there is none ({@link bodyToForward}). */
 export function forwardedBody(
   request: Request,
   env: ServerEnv,
 ): { body: Readable | null; contentLength: string | null } {
-  const length = request.headers.get("content-length");
-  const none = { body: null, contentLength: null };
-  if (request.method === "GET" || request.method === "HEAD" || !request.body) return none;
-  const declared = length !== null || request.headers.has("transfer-encoding");
-  if (length === "0" || (env.rawTarget !== undefined && !declared)) return none;
-  return { body: streamedBody(request.body), contentLength: length };
+  const { forward, contentLength } = bodyToForward(
+    request.method,
+    request.headers,
+    env.rawTarget !== undefined,
+  );
+  if (!forward || !request.body) return { body: null, contentLength: null };
+  return { body: streamedBody(request.body), contentLength };
 }
 
 /** Client identity fields of a forwarded request. */
@@ -86,7 +107,9 @@ export function registerPassthroughRoutes(app: App, deps: ProxyDependencies): vo
   };
   // A refused request's body is never read: core's adapter closes that connection instead.
   const handler = (ctx: RouteContext) => forward(ctx);
-  for (const path of ["/challenges/:slug", "/challenges/:slug/:path+"]) {
+  // native-passthrough.ts takes these same requests first on the public listener: see
+  // _kit-route-match.ts before changing these paths or mounting anything under /challenges.
+  for (const path of PASSTHROUGH_PATHS) {
     app.route({
       method: PASSTHROUGH_METHODS,
       path,

@@ -1,4 +1,5 @@
 import type { MasterContext } from "../master-context.js";
+import { createNativePassthrough, type NativePassthrough } from "./native-passthrough.js";
 import { NonceStore } from "./nonce-store.js";
 import { registerPassthroughRoutes } from "./passthrough-route.js";
 import { registerSignedUploadRoute } from "./signed-upload-route.js";
@@ -8,10 +9,12 @@ import { UpstreamClient } from "./upstream-client.js";
 /**
  * Mount the master's public proxy: the passthrough to active challenges, the submission-status
  * read and the signed upload. One pooled undici client serves all three; the upload's nonce
- * reservations are pruned while the master listens, and both are closed with it.
- * @example registerProxyRoutes(context) // in createMaster
+ * reservations are pruned while the master listens, and both are closed with it. Returns the
+ * native passthrough, which the public listener runs in front of the app (same answers, no web
+ * Request or Response per request).
+ * @example serve(app.fetch, { nodeHandler: registerProxyRoutes(context) }) // in createMaster
  */
-export function registerProxyRoutes(context: MasterContext): void {
+export function registerProxyRoutes(context: MasterContext): NativePassthrough {
   const { app, config, database, store, log } = context;
   const upstream = new UpstreamClient({
     timeoutMs: config.proxy.timeoutMs,
@@ -35,4 +38,5 @@ export function registerProxyRoutes(context: MasterContext): void {
     await upstream.close();
   });
   registerPassthroughRoutes(app, { store, upstream });
+  return createNativePassthrough({ store, upstream, log });
 }

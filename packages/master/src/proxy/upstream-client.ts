@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { HttpError, type Logger } from "@platform/core";
-import { Pool } from "undici";
+import { type Dispatcher, Pool } from "undici";
 import { upstreamResponseHeaders } from "./forward-headers.js";
 
 /** One request to a challenge. */
@@ -41,6 +41,21 @@ const NULL_BODY_STATUS: ReadonlySet<number> = new Set([204, 205, 304]);
 // RFC 9112 reason-phrase; anything else would make the Response constructor throw.
 const REASON_PHRASE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
+/** True when a challenge's answer has no body to forward: HEAD, or 204, 205 and 304. */
+export function hasNoBody(method: string, status: number): boolean {
+  return method === "HEAD" || NULL_BODY_STATUS.has(status);
+}
+
+/** A challenge's reason phrase as forwarded: kept when valid (RFC 9112), else empty. */
+export function forwardedReason(statusText: string): string {
+  return REASON_PHRASE.test(statusText) ? statusText : "";
+}
+
+/** 502 for a status no client may be given (outside 200-599: 1xx never ends an exchange). */
+export function invalidUpstreamStatus(slug: string, status: number): HttpError {
+  return upstreamUnavailable(slug, `answered with an invalid status (${status})`);
+}
+
 /** 502 `upstream_unavailable`: the challenge is down, refused or broke the connection. */
 export function upstreamUnavailable(
   slug: string,
@@ -59,6 +74,11 @@ export function parseBaseUrl(value: string | null): URL | null {
   } catch {
     return null;
   }
+}
+
+// The path sent to the challenge: the base URL's own path (if any) prefixes the target.
+function upstreamPath(request: UpstreamRequest): string {
+  return `${request.base.pathname.replace(/\/+$/, "")}${request.target}`;
 }
 
 /**
@@ -90,32 +110,51 @@ export class UpstreamClient {
 
   /** Send one request; resolves once the response starts, its body still streaming. */
   async send(request: UpstreamRequest): Promise<Response> {
-    const basePath = request.base.pathname.replace(/\/+$/, "");
     let data: Awaited<ReturnType<Pool["request"]>>;
     try {
       data = await this.pool(request.base.origin).request({
-        path: `${basePath}${request.target}`,
+        path: upstreamPath(request),
         method: request.method as "GET",
         headers: request.headers,
         body: request.body ?? null,
         signal: request.signal ?? null,
       });
     } catch (error) {
-      throw this.transportError(request.slug, error);
+      throw this.failure(request.slug, error);
     }
     const { statusCode: status, body } = data;
     if (status < 200 || status > 599) {
-      body.destroy();
-      throw upstreamUnavailable(request.slug, `answered with an invalid status (${status})`);
+      // Destroying undici's body emits an AbortError on it: without a listener that error is
+      // uncaught and takes the process down.
+      body.on("error", () => {}).destroy();
+      throw invalidUpstreamStatus(request.slug, status);
     }
     const headers = upstreamResponseHeaders(data.headers);
-    const statusText = REASON_PHRASE.test(data.statusText) ? data.statusText : "";
-    if (request.method === "HEAD" || NULL_BODY_STATUS.has(status)) {
+    const statusText = forwardedReason(data.statusText);
+    if (hasNoBody(request.method, status)) {
       await body.dump().catch(() => {});
       return new Response(null, { status, statusText, headers });
     }
     const stream = Readable.toWeb(body) as unknown as ReadableStream<Uint8Array>;
     return new Response(stream, { status, statusText, headers });
+  }
+
+  /**
+   * Send one request with a raw undici dispatch handler (the native passthrough's response
+   * writer): no Readable, no web stream. The same pool, so the same timeouts; the handler gets
+   * transport failures as they are and turns them into answers with {@link failure}.
+   * `request.signal` is not used here: the handler aborts through its controller.
+   */
+  dispatch(request: UpstreamRequest, handler: Dispatcher.DispatchHandler): void {
+    this.pool(request.base.origin).dispatch(
+      {
+        path: upstreamPath(request),
+        method: request.method as "GET",
+        headers: request.headers,
+        body: request.body ?? null,
+      },
+      handler,
+    );
   }
 
   /** Drop every pooled connection. */
@@ -125,7 +164,11 @@ export class UpstreamClient {
     await Promise.all(pools.map((pool) => pool.destroy().catch(() => {})));
   }
 
-  private transportError(slug: string, error: unknown): HttpError {
+  /**
+   * The answer to a transport failure (refused, reset, timed out): a 502 naming the challenge,
+   * never its address; logged, at debug level when the client itself went away.
+   */
+  failure(slug: string, error: unknown): HttpError {
     const code = (error as { code?: unknown } | null)?.code;
     // A client that went away aborts its upstream request: expected, not worth a warning.
     const aborted = code === "UND_ERR_ABORTED" || (error as Error | null)?.name === "AbortError";
