@@ -34,6 +34,7 @@ export default defineConfig({
       project("challenge-sdk", "packages/challenge-sdk", 60_000),
       project("cli", "packages/cli", 90_000),
       project("scoring-challenge", "examples/scoring-challenge", 120_000),
+      project("agent-eval-challenge", "examples/agent-eval-challenge", 60_000),
     ],
     reporters: process.env.CI ? ["default"] : ["default"],
   },

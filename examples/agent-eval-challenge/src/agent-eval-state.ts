@@ -1,0 +1,65 @@
+/**
+ * What `setup` builds for one instance: the settings resolved, the master key loaded (every
+ * token, cursor and sealed value derives from it) and the quote verifier chosen. Nothing here
+ * lives in module scope, so two instances in one process share nothing.
+ */
+import type { SetupContext } from "@platform/challenge-sdk";
+import {
+  dcapVerifier,
+  devVerifier,
+  loadDevAttestationKey,
+  type QuoteVerifier,
+} from "./attestation/index.js";
+import { loadSecretKey } from "./crypto/index.js";
+import { type AgentEvalOptions, resolveSettings, type Settings } from "./settings.js";
+
+/** `ctx.state` of every handler. */
+export interface AgentEvalState {
+  options: AgentEvalOptions;
+  /** The 32-byte master key; use `deriveKey(secretKey, KeyLabel.x)`, never the key itself. */
+  secretKey: Buffer;
+  verifier: QuoteVerifier;
+}
+
+/** Build the state of one instance. */
+export async function createAgentEvalState(ctx: SetupContext<Settings>): Promise<AgentEvalState> {
+  const { log, settings } = ctx;
+  const production = settings.challengeToken !== null;
+  const options = resolveSettings(ctx.config, { tokenConfigured: production });
+  const secretKey = await loadSecretKey({
+    path: options.secretKeyFile ?? undefined,
+    dataDir: settings.dataDir ?? ".platform",
+    // resolveSettings refused a production start without a key file unless asked to generate.
+    production: production && !options.generateSecretKey,
+  });
+  if (options.secretKeyFile === null) {
+    log.warn("no SECRET_KEY_FILE: using a development key generated in the data directory");
+  }
+
+  let verifier: QuoteVerifier;
+  if (options.attestation.verifier === "dev") {
+    const key = loadDevAttestationKey(options.attestation.devKeyFile ?? undefined);
+    verifier = devVerifier({
+      publicKey: key.publicKey,
+      measurements: options.attestation.measurements,
+    });
+    log.warn(
+      "ATTESTATION_VERIFIER=dev: review and eval quotes are DEVELOPMENT quotes, NOT confidential" +
+        (options.attestation.devKeyFile === null
+          ? " (the example's public development key: anyone can forge one)"
+          : ""),
+    );
+  } else {
+    verifier = dcapVerifier({ measurements: options.attestation.measurements });
+    if (options.attestation.measurements.length === 0) {
+      log.error("MEASUREMENT_ALLOWLIST is empty: no review VM measurement will be accepted");
+    }
+  }
+  log.info("agent-eval challenge ready", {
+    attestation: verifier.kind,
+    confidential: verifier.confidential,
+    owner: options.ownerHotkey,
+    submission_window_seconds: options.submissionWindowSeconds,
+  });
+  return { options, secretKey, verifier };
+}

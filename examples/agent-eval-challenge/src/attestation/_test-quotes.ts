@@ -1,0 +1,59 @@
+// Quote fixtures shared by this folder's tests (private: nothing outside the folder imports it).
+
+import { generateKeyPairSync, sign } from "node:crypto";
+import { DEV_MEASUREMENT, devAttestationKeyFromPem, loadDevAttestationKey } from "./dev-quote.js";
+import { serializeSignedPart, serializeTdxQuote, type TdQuoteBody } from "./tdx-quote.js";
+
+export const devKey = loadDevAttestationKey();
+
+/** A 64-byte report_data with a recognisable pattern (not all zero, so padding bugs show). */
+export function sampleReportData(seed = 7): Buffer {
+  return Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 31 + seed) & 0xff));
+}
+
+export function freshPrivateKeyPem(): string {
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  return privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+}
+
+/** A signed quote with any body overrides (signDevQuote only exposes mrtd and rtmrs). */
+export function signQuoteWith(
+  privateKeyPem: string,
+  overrides: Partial<TdQuoteBody> & { reportData: Buffer },
+): Buffer {
+  const zero48 = Buffer.alloc(48);
+  const body: TdQuoteBody = {
+    teeTcbSvn: Buffer.alloc(16),
+    mrSeam: zero48,
+    mrSignerSeam: zero48,
+    seamAttributes: Buffer.alloc(8),
+    tdAttributes: Buffer.alloc(8),
+    xfam: Buffer.alloc(8),
+    mrTd: Buffer.from(DEV_MEASUREMENT, "hex"),
+    mrConfigId: zero48,
+    mrOwner: zero48,
+    mrOwnerConfig: zero48,
+    rtmrs: [zero48, zero48, zero48, zero48],
+    ...overrides,
+  };
+  const header = {
+    reserved1: Buffer.alloc(2),
+    reserved2: Buffer.alloc(2),
+    qeVendorId: Buffer.alloc(16),
+    userData: Buffer.alloc(20),
+  };
+  const signature = sign("sha256", serializeSignedPart({ header, body }), {
+    key: privateKeyPem,
+    dsaEncoding: "ieee-p1363",
+  });
+  return serializeTdxQuote({
+    header,
+    body,
+    signatureData: {
+      signature,
+      attestationKey: devAttestationKeyFromPem(privateKeyPem).publicKeyRaw,
+      certificationDataType: 5,
+      certificationData: Buffer.from("test certification data"),
+    },
+  });
+}

@@ -1,0 +1,46 @@
+// The agent-eval challenge (spec/agent-eval-challenge.md, interface 1.0.1): miners submit an
+// agent as a ZIP; a confidential VM reviews it under an attested, immutable assignment; after a
+// verified allow an external Eval run scores it; weights follow the accepted scores.
+// Settings: src/settings.ts; state: src/agent-eval-state.ts; records: src/api-schemas.ts; the
+// state machines: src/state/; attestation: src/attestation/; crypto: src/crypto/.
+import { defineChallenge } from "@platform/challenge-sdk";
+import { createAgentEvalState } from "./agent-eval-state.js";
+import {
+  PublicStatus,
+  RateLimitedResponse,
+  SubmissionListItem,
+  SubmissionRequest,
+  SubmissionResponse,
+} from "./api-schemas.js";
+import { Settings } from "./settings.js";
+import { submissionRoutes } from "./submissions/submission-routes.js";
+
+/** The interface version this service implements (GET /version `api_version`). */
+export const INTERFACE_VERSION = "1.0.1";
+
+/** The challenge: `src/main.ts` runs it; `platform dev` and the tests start it. */
+export const challenge = defineChallenge({
+  slug: "agent-eval",
+  name: "Agent evaluation challenge",
+  description:
+    "Agents reviewed in an attested confidential VM, then evaluated; weights follow accepted scores.",
+  version: "0.1.0",
+  apiVersion: INTERFACE_VERSION,
+  capabilities: ["submissions", "bundle_zip"],
+  schemas: {
+    SubmissionRequest,
+    SubmissionResponse,
+    SubmissionListItem,
+    PublicStatus,
+    RateLimitedResponse,
+  },
+  config: Settings,
+  migrations: new URL("../migrations/", import.meta.url),
+  setup: createAgentEvalState,
+  routes: (router) => {
+    submissionRoutes(router);
+  },
+  // Scores reach the service only through the Eval result route (part 2 of the service, not
+  // here yet): until then no run is accepted and the weights are empty (the master burns).
+  weights: () => ({ epoch: null, weights: {} }),
+});

@@ -1,0 +1,116 @@
+/**
+ * The agent-eval challenge's own environment (the SDK reads PORT, DATABASE_URL or DATA_DIR,
+ * CHALLENGE_TOKEN, PLATFORM_MASTER_URL, BROKER_TOKEN...). `Settings` is what TypeBox checks one
+ * variable at a time; `resolveSettings` adds the rules that span several and turns the lot into
+ * the options the service runs with.
+ *
+ * Why production refuses to start without SECRET_KEY_FILE: every capability token, cursor and
+ * sealed value is derived from that one key. A key generated at start would silently invalidate
+ * every token already delivered to a review VM on the next restart, and a key in DATA_DIR of a
+ * container is a key on an ephemeral disk. Development (no CHALLENGE_TOKEN) generates one inside
+ * DATA_DIR instead, and so does SECRET_KEY_GENERATE=true (what `platform dev` sets, since dev gives
+ * every challenge a CHALLENGE_TOKEN), so development needs no setup.
+ */
+import { ConfigError, type ConfigOf, type Static, Type } from "@platform/challenge-sdk";
+
+/** Every variable this challenge reads beyond the SDK's own. */
+export const Settings = Type.Object({
+  SECRET_KEY_FILE: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "A file holding one 32-byte key (raw, hex or base64); every HMAC and encryption key is derived from it",
+    }),
+  ),
+  SECRET_KEY_GENERATE: Type.Boolean({
+    default: false,
+    description:
+      "Development only: without SECRET_KEY_FILE, generate the key inside DATA_DIR (platform dev sets it)",
+  }),
+  OWNER_HOTKEY: Type.Optional(
+    Type.String({
+      pattern: "^[1-9A-HJ-NP-Za-km-z]{46,48}$",
+      description: "The ss58 address allowed on /owner/*",
+    }),
+  ),
+  ATTESTATION_VERIFIER: Type.Union([Type.Literal("dcap"), Type.Literal("dev")], {
+    default: "dcap",
+    description:
+      "dcap: Intel TDX quotes through a collateral verifier; dev: development quotes (NOT confidential)",
+  }),
+  DEV_ATTESTATION_KEY_FILE: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: "The development attestation key (PEM); the example's public key by default",
+    }),
+  ),
+  MEASUREMENT_ALLOWLIST: Type.Optional(
+    Type.String({
+      pattern: "^\\s*[0-9a-fA-F]{96}(\\s*,\\s*[0-9a-fA-F]{96})*\\s*$",
+      description: "Accepted VM measurements (MRTD, 48 bytes hex), comma-separated",
+    }),
+  ),
+  SUBMISSION_WINDOW_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 7 * 24 * 3600,
+    default: 3 * 3600,
+    description: "One accepted submission per hotkey per window (0: no limit)",
+  }),
+});
+export type Settings = ConfigOf<typeof Settings>;
+
+/** What the service runs with. */
+export interface AgentEvalOptions {
+  secretKeyFile: string | null;
+  /** No key file: the key is generated in (and reused from) DATA_DIR. Development only. */
+  generateSecretKey: boolean;
+  ownerHotkey: string | null;
+  attestation: {
+    verifier: "dcap" | "dev";
+    devKeyFile: string | null;
+    /** Lower-case hex MRTDs; empty: the verifier's default (dev: the reference worker's). */
+    measurements: string[];
+  };
+  submissionWindowSeconds: number;
+}
+
+/** The options of `config`, or a ConfigError naming every problem. */
+export function resolveSettings(
+  config: Static<typeof Settings>,
+  settings: { tokenConfigured: boolean },
+): AgentEvalOptions {
+  const issues: { variable: string; message: string }[] = [];
+  if (
+    settings.tokenConfigured &&
+    config.SECRET_KEY_FILE === undefined &&
+    !config.SECRET_KEY_GENERATE
+  ) {
+    issues.push({
+      variable: "SECRET_KEY_FILE",
+      message:
+        "required when CHALLENGE_TOKEN is set: every token and sealed value is derived from it (a 32-byte key file; SECRET_KEY_GENERATE=true generates one in DATA_DIR, for development only)",
+    });
+  }
+  if (config.DEV_ATTESTATION_KEY_FILE !== undefined && config.ATTESTATION_VERIFIER !== "dev") {
+    issues.push({
+      variable: "DEV_ATTESTATION_KEY_FILE",
+      message: "only read with ATTESTATION_VERIFIER=dev",
+    });
+  }
+  if (issues.length > 0) throw new ConfigError(issues, "agent-eval challenge configuration");
+  const measurements = (config.MEASUREMENT_ALLOWLIST ?? "")
+    .split(",")
+    .map((value) => value.trim().toLowerCase())
+    .filter((value) => value.length > 0);
+  return {
+    secretKeyFile: config.SECRET_KEY_FILE ?? null,
+    generateSecretKey: config.SECRET_KEY_FILE === undefined,
+    ownerHotkey: config.OWNER_HOTKEY ?? null,
+    attestation: {
+      verifier: config.ATTESTATION_VERIFIER,
+      devKeyFile: config.DEV_ATTESTATION_KEY_FILE ?? null,
+      measurements: [...new Set(measurements)],
+    },
+    submissionWindowSeconds: config.SUBMISSION_WINDOW_SECONDS,
+  };
+}
