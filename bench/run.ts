@@ -6,6 +6,7 @@ import { brokerFigure } from "./figures/broker.js";
 import { harnessOverheadFigure } from "./figures/harness-overhead.js";
 import { httpKitFigure } from "./figures/http-kit.js";
 import { proxyFigure } from "./figures/proxy.js";
+import { scoringThroughputFigure } from "./figures/scoring-throughput.js";
 import { sdkSignedPoolFigure } from "./figures/sdk-signed-pool.js";
 import { signedUploadPoolFigure } from "./figures/signed-upload-pool.js";
 import { sr25519VerifyFigure } from "./figures/sr25519-verify.js";
@@ -20,6 +21,7 @@ const FIGURES: Figure[] = [
   sdkSignedPoolFigure,
   brokerFigure,
   harnessOverheadFigure,
+  scoringThroughputFigure,
 ];
 
 const filters = process.argv.slice(2);

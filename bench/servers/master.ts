@@ -24,7 +24,7 @@ const master = await createMaster(config, {
   logger: createLogger({ name: "bench-master", level: "error" }),
 });
 const server = await master.listen({ host: "127.0.0.1", port: 0 });
-const created = await fetch(`${server.url}/v1/admin/challenges`, {
+const created = await fetch(`${server.admin.url}/v1/admin/challenges`, {
   method: "POST",
   headers: { "content-type": "application/json", "x-admin-token": adminToken },
   body: JSON.stringify({
