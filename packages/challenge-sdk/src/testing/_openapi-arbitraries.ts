@@ -37,9 +37,15 @@ function stringArbitrary(schema: JsonSchema): fc.Arbitrary<string> {
   if (typeof schema["pattern"] === "string") {
     try {
       const pattern = new RegExp(schema["pattern"]);
+      // Only the DECLARED bounds filter a pattern's strings: the generator's own length cap
+      // (maxLength above) may be shorter than every match (`^[0-9a-f]{64}$`), and a filter that
+      // never passes spins fast-check forever, synchronously.
+      const declaredMax = num(schema["maxLength"]);
       return fc
         .stringMatching(pattern)
-        .filter((s) => s.length >= minLength && s.length <= Math.max(maxLength, minLength));
+        .filter(
+          (s) => s.length >= minLength && (declaredMax === undefined || s.length <= declaredMax),
+        );
     } catch {
       // A pattern JavaScript cannot compile: fall through to plain strings.
     }
