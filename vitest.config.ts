@@ -28,6 +28,9 @@ const project = (name: string, root: string, timeout = 30_000) => ({
 
 export default defineConfig({
   test: {
+    // Most suites wait on child processes, containers and databases rather than compute: one
+    // worker more than the 2 cores keeps both busy (the whole run: ~18 min -> see docs/decisions.md).
+    maxWorkers: 3,
     projects: [
       project("core", "packages/core"),
       project("master", "packages/master"),
