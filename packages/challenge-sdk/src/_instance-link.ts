@@ -11,6 +11,8 @@ export interface InstanceLink {
   context: ChallengeContext<unknown, unknown>;
   /** CHALLENGE_TOKEN; null only in development (allowNoToken). */
   token: string | null;
+  /** What internal routes do when `token` is null: serve ("open") or answer 503. */
+  internalWithoutToken: "open" | "unavailable";
   /** How signed requests are verified: on this thread, or through the verify pool. */
   verify: MinerVerifier;
   /** Called after a nonce was spent: prunes old rows now and then. */

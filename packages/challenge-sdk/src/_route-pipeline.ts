@@ -138,6 +138,13 @@ async function run(
   let filename: string | null = null;
 
   if (route.access === "internal" || route.access === "bridge") {
+    if (link.token === null && !route.bearer && link.internalWithoutToken === "unavailable") {
+      throw new HttpError(
+        503,
+        "internal_auth_unconfigured",
+        "No CHALLENGE_TOKEN is configured: internal routes are unavailable",
+      );
+    }
     await checkInternalAuth(info, link.token, route.bearer, route.slugHeader);
   }
   if (route.access === "public" && route.bearer) await checkPublicBearer(info, route.bearer);

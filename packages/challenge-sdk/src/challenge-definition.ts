@@ -26,6 +26,12 @@ export interface ChallengeDefinition<C extends TObject | undefined = undefined, 
    * beside the SDK's own `HTTPValidationError`, `ValidationError` and `ErrorResponse`.
    */
   schemas?: Readonly<Record<string, TSchema>>;
+  /**
+   * Internal and bridge routes when no CHALLENGE_TOKEN is configured (development, `allowNoToken`):
+   * "open" (the default) serves them without a bearer; "unavailable" answers 503
+   * `internal_auth_unconfigured`, for a challenge whose interface says so.
+   */
+  internalWithoutToken?: "open" | "unavailable";
   /** Extra settings read from the environment: a Type.Object keyed by variable name. */
   config?: C;
   /** The challenge's SQL migrations: a folder URL or path of NNNN_name.sql files, or a list. */

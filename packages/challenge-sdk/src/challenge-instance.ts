@@ -67,6 +67,8 @@ export interface InstanceBlueprint {
   app: App;
   migrations(): Promise<readonly Migration[]>;
   setup: ((ctx: SetupContext) => unknown) | undefined;
+  /** ChallengeDefinition.internalWithoutToken, resolved. */
+  internalWithoutToken: "open" | "unavailable";
 }
 
 /** An instance and the one way to undo it (kept from authors: `RunningChallenge.close` does it). */
@@ -173,6 +175,7 @@ export async function openInstance<Cfg, State>(
   const link: InstanceLink = {
     context,
     token: settings.challengeToken,
+    internalWithoutToken: blueprint.internalWithoutToken,
     verify,
     closed: false,
     async maintain() {

@@ -197,6 +197,44 @@ describe("a challenge on a database it was given", () => {
     await running.close();
   });
 
+  it("with internalWithoutToken 'unavailable', internal routes answer 503 when no token is configured", async () => {
+    const challenge = defineChallenge({
+      slug: "unit",
+      version: "0.1.0",
+      internalWithoutToken: "unavailable",
+      weights: () => ({}),
+    });
+    const running = await startOn(challenge, {
+      env: { LOG_LEVEL: "silent" },
+      db,
+      allowNoToken: true,
+    });
+    const response = await running.instance.fetch(
+      new Request("http://x/internal/v1/get_weights", {
+        headers: { "x-platform-challenge-slug": "unit", authorization: "Bearer anything" },
+      }),
+    );
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { code: string }).code).toBe("internal_auth_unconfigured");
+    // Public routes are unaffected.
+    expect((await running.instance.fetch(new Request("http://x/health"))).status).toBe(200);
+    await running.close();
+    // With a token configured the option changes nothing: the bearer is checked as always.
+    const withToken = await startOn(challenge, { env, db });
+    const url = "http://x/internal/v1/get_weights";
+    expect((await withToken.instance.fetch(new Request(url, { headers: internal }))).status).toBe(
+      200,
+    );
+    expect(
+      (
+        await withToken.instance.fetch(
+          new Request(url, { headers: { ...internal, authorization: "Bearer wrong" } }),
+        )
+      ).status,
+    ).toBe(401);
+    await withToken.close();
+  });
+
   it("runs several instances of one definition side by side", async () => {
     const other = await createTestDatabase({ backend: "pglite" });
     try {

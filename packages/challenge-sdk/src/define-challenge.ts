@@ -176,6 +176,7 @@ export function defineChallenge<C extends TObject | undefined = undefined, State
           app,
           migrations,
           setup: definition.setup as ((ctx: unknown) => unknown) | undefined,
+          internalWithoutToken: definition.internalWithoutToken ?? "open",
         },
         options,
       ),
