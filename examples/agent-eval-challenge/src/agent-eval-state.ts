@@ -11,6 +11,7 @@ import {
   type QuoteVerifier,
 } from "./attestation/index.js";
 import { loadSecretKey } from "./crypto/index.js";
+import { loadRulesBundle, type RulesBundle } from "./review/index.js";
 import { type AgentEvalOptions, resolveSettings, type Settings } from "./settings.js";
 
 /** `ctx.state` of every handler. */
@@ -19,7 +20,12 @@ export interface AgentEvalState {
   /** The 32-byte master key; use `deriveKey(secretKey, KeyLabel.x)`, never the key itself. */
   secretKey: Buffer;
   verifier: QuoteVerifier;
+  /** The review rules bundle v1, loaded once at start (the example's `rules/` folder). */
+  rulesBundle: RulesBundle;
 }
+
+// Beside `src/` and `dist/` alike (both one level below the package), like the migrations.
+const RULES_DIRECTORY = new URL("../rules/", import.meta.url);
 
 /** Build the state of one instance. */
 export async function createAgentEvalState(ctx: SetupContext<Settings>): Promise<AgentEvalState> {
@@ -55,11 +61,13 @@ export async function createAgentEvalState(ctx: SetupContext<Settings>): Promise
       log.error("MEASUREMENT_ALLOWLIST is empty: no review VM measurement will be accepted");
     }
   }
+  const rulesBundle = await loadRulesBundle(RULES_DIRECTORY);
   log.info("agent-eval challenge ready", {
     attestation: verifier.kind,
     confidential: verifier.confidential,
     owner: options.ownerHotkey,
     submission_window_seconds: options.submissionWindowSeconds,
+    rules_revision_id: rulesBundle.revision_id,
   });
-  return { options, secretKey, verifier };
+  return { options, secretKey, verifier, rulesBundle };
 }

@@ -114,3 +114,106 @@ export const RateLimitedResponse = Type.Object(
   },
   { title: "RateLimitedResponse" },
 );
+
+// ---------------------------------------------------------------------------------------------
+// Review flow: prepare, retry, cancel, operator approvals.
+
+/** Ids the service mints (assignments, sessions, approvals): random base64url. */
+const ReviewId = Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" });
+
+/** The states of a review assignment (src/state/assignment-states.ts). */
+export const ReviewAssignmentState = Type.Union(
+  [
+    Type.Literal("queued"),
+    Type.Literal("deployed"),
+    Type.Literal("model_call_started"),
+    Type.Literal("verifying"),
+    Type.Literal("allowed"),
+    Type.Literal("rejected"),
+    Type.Literal("escalated"),
+    Type.Literal("error"),
+    Type.Literal("cancelled"),
+    Type.Literal("expired"),
+  ],
+  { title: "ReviewAssignmentState" },
+);
+
+/**
+ * The immutable assignment core (review assignment v1): what the review VM reviews and what its
+ * report is bound to. `assignment_digest` is the sha256 hex of its RFC 8785 canonical JSON.
+ */
+export const ReviewAssignmentCore = Type.Object(
+  {
+    schema_version: Type.Literal("review-assignment/v1"),
+    assignment_id: ReviewId,
+    session_id: ReviewId,
+    submission_id: Type.Integer({ minimum: 1 }),
+    attempt: Type.Integer({ minimum: 1, maximum: 16 }),
+    artifact_sha256: Sha256Hex,
+    artifact_size: Type.Integer({ minimum: 1 }),
+    rules_revision_id: Sha256Hex,
+    nonce: Type.String({ pattern: "^[A-Za-z0-9_-]{16,128}$" }),
+    issued_at: Timestamp,
+    expires_at: Timestamp,
+  },
+  { additionalProperties: false, title: "ReviewAssignmentCore" },
+);
+
+/** The one delivery of an assignment's token, for the review VM's encrypted environment. */
+export const ReviewSecretDelivery = Type.Object(
+  {
+    env_key: Type.Literal("REVIEW_SESSION_TOKEN"),
+    token: Type.String({ description: "The assignment-scoped bearer token; never shown again" }),
+  },
+  { additionalProperties: false, title: "ReviewSecretDelivery" },
+);
+
+/** review/prepare and review/retry: the current assignment, and its token on the one delivery. */
+export const ReviewPrepareResponse = Type.Object(
+  {
+    assignment_id: ReviewId,
+    session_id: ReviewId,
+    state: ReviewAssignmentState,
+    assignment: ReviewAssignmentCore,
+    assignment_digest: Sha256Hex,
+    expires_at: Timestamp,
+    secret_delivery: Type.Optional(ReviewSecretDelivery),
+  },
+  { additionalProperties: false, title: "ReviewPrepareResponse" },
+);
+
+/** review/retry: the assignment the miner retries (compare-and-swap), and an approval if needed. */
+export const ReviewRetryRequest = Type.Object(
+  {
+    expected_assignment_id: ReviewId,
+    approval_id: Type.Optional(ReviewId),
+  },
+  { additionalProperties: false, title: "ReviewRetryRequest" },
+);
+
+/** review/cancel: the current assignment to cancel. */
+export const ReviewCancelRequest = Type.Object(
+  { assignment_id: ReviewId },
+  { additionalProperties: false, title: "ReviewCancelRequest" },
+);
+
+/** review/cancel's answer. */
+export const ReviewCancelResponse = Type.Object(
+  { assignment_id: ReviewId, state: Type.Literal("cancelled") },
+  { additionalProperties: false, title: "ReviewCancelResponse" },
+);
+
+/** An operator's one-use approval to retry after a rejected or escalated assignment. */
+export const ReviewApprovalRequest = Type.Object(
+  {
+    assignment_id: ReviewId,
+    reason: Type.String({ minLength: 1, maxLength: 1024, description: "Why, for the history" }),
+  },
+  { additionalProperties: false, title: "ReviewApprovalRequest" },
+);
+
+/** The approval: its id goes in the retry's `approval_id` before `expires_at` (<= 300 s). */
+export const ReviewApprovalResponse = Type.Object(
+  { approval_id: ReviewId, assignment_id: ReviewId, expires_at: Timestamp },
+  { additionalProperties: false, title: "ReviewApprovalResponse" },
+);

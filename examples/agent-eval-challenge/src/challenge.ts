@@ -8,10 +8,18 @@ import { createAgentEvalState } from "./agent-eval-state.js";
 import {
   PublicStatus,
   RateLimitedResponse,
+  ReviewApprovalRequest,
+  ReviewApprovalResponse,
+  ReviewAssignmentCore,
+  ReviewCancelRequest,
+  ReviewCancelResponse,
+  ReviewPrepareResponse,
+  ReviewRetryRequest,
   SubmissionListItem,
   SubmissionRequest,
   SubmissionResponse,
 } from "./api-schemas.js";
+import { reviewRoutes } from "./review/index.js";
 import { Settings } from "./settings.js";
 import { submissionRoutes } from "./submissions/submission-routes.js";
 
@@ -27,18 +35,28 @@ export const challenge = defineChallenge({
   version: "0.1.0",
   apiVersion: INTERFACE_VERSION,
   capabilities: ["submissions", "bundle_zip"],
+  // The interface: internal routes answer 503 when no token is configured, never serve open.
+  internalWithoutToken: "unavailable",
   schemas: {
     SubmissionRequest,
     SubmissionResponse,
     SubmissionListItem,
     PublicStatus,
     RateLimitedResponse,
+    ReviewAssignmentCore,
+    ReviewPrepareResponse,
+    ReviewRetryRequest,
+    ReviewCancelRequest,
+    ReviewCancelResponse,
+    ReviewApprovalRequest,
+    ReviewApprovalResponse,
   },
   config: Settings,
   migrations: new URL("../migrations/", import.meta.url),
   setup: createAgentEvalState,
   routes: (router) => {
     submissionRoutes(router);
+    reviewRoutes(router);
   },
   // Scores reach the service only through the Eval result route (part 2 of the service, not
   // here yet): until then no run is accepted and the weights are empty (the master burns).

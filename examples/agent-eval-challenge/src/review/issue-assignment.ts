@@ -1,0 +1,111 @@
+import { randomBytes } from "node:crypto";
+import type { TransactionSql } from "@platform/challenge-sdk";
+import {
+  CapabilityDomain,
+  canonicalDigest,
+  deriveKey,
+  issueCapabilityToken,
+  KeyLabel,
+} from "../crypto/index.js";
+import { ASSIGNMENT_TTL_SECONDS, appendStatusEvent, transitionSubmission } from "../state/index.js";
+import type { OwnedSubmission } from "./_owned-submission.js";
+
+export const REVIEW_ASSIGNMENT_SCHEMA_VERSION = "review-assignment/v1";
+
+/** The immutable assignment core (review assignment v1), exactly as stored and digested. */
+export interface ReviewAssignmentCore {
+  schema_version: typeof REVIEW_ASSIGNMENT_SCHEMA_VERSION;
+  assignment_id: string;
+  session_id: string;
+  submission_id: number;
+  attempt: number;
+  artifact_sha256: string;
+  artifact_size: number;
+  rules_revision_id: string;
+  nonce: string;
+  issued_at: string;
+  expires_at: string;
+}
+
+/** A new assignment: its core and digest, and its token (deliver it once, never store it). */
+export interface IssuedAssignment {
+  core: ReviewAssignmentCore;
+  digest: string;
+  token: string;
+}
+
+/** A fresh id: 18 random bytes, 24 base64url characters (no guessing, no collision). */
+export function newReviewId(): string {
+  return randomBytes(18).toString("base64url");
+}
+
+/**
+ * Inserts assignment `attempt` of `sessionId` (state queued, token delivered now: the caller
+ * answers with it in this transaction), appends its "issue" status event and moves the submission
+ * to review_queued through the state module. The caller holds the submission lock and points the
+ * session at the new assignment in the same transaction.
+ */
+export async function issueAssignment(
+  tx: TransactionSql,
+  input: {
+    submission: OwnedSubmission;
+    /** Minted by the caller, who may point the session at it first (the key is deferred). */
+    assignmentId: string;
+    sessionId: string;
+    attempt: number;
+    predecessorId: string | null;
+    rulesRevisionId: string;
+    secretKey: Buffer;
+    now: Date;
+  },
+): Promise<IssuedAssignment> {
+  const { submission, now } = input;
+  const { assignmentId } = input;
+  const issuedAt = now;
+  const expiresAt = new Date(issuedAt.getTime() + ASSIGNMENT_TTL_SECONDS * 1000);
+  const core: ReviewAssignmentCore = {
+    schema_version: REVIEW_ASSIGNMENT_SCHEMA_VERSION,
+    assignment_id: assignmentId,
+    session_id: input.sessionId,
+    submission_id: Number(submission.id),
+    attempt: input.attempt,
+    artifact_sha256: submission.artifact_sha256,
+    artifact_size: submission.size,
+    rules_revision_id: input.rulesRevisionId,
+    nonce: randomBytes(24).toString("base64url"),
+    issued_at: issuedAt.toISOString(),
+    expires_at: expiresAt.toISOString(),
+  };
+  const digest = canonicalDigest(core);
+  const { token, sha256 } = issueCapabilityToken(
+    deriveKey(input.secretKey, KeyLabel.reviewToken),
+    CapabilityDomain.reviewAssignment,
+    assignmentId,
+  );
+  await tx`
+    insert into review_assignments (
+      id, session_id, submission_id, attempt, predecessor_id, core, core_sha256, state,
+      token_sha256, token_delivered_at, nonce, nonce_state, issued_at, expires_at)
+    values (
+      ${assignmentId}, ${input.sessionId}, ${submission.id}, ${input.attempt},
+      ${input.predecessorId}, ${tx.json(core as never)}, ${digest}, 'queued', ${sha256},
+      ${now}, ${core.nonce}, 'active', ${issuedAt}, ${expiresAt})`;
+  await appendStatusEvent(tx, {
+    submissionId: submission.id,
+    machine: "assignment",
+    subjectId: assignmentId,
+    event: "issue",
+    fromState: null,
+    toState: "queued",
+    actor: "miner",
+    reasonCode: input.predecessorId === null ? null : "retry",
+    at: now,
+  });
+  await transitionSubmission(tx, {
+    submissionId: submission.id,
+    event: "review_issue",
+    actor: "miner",
+    now,
+  });
+  return { core, digest, token };
+}

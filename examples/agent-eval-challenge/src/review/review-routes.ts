@@ -1,0 +1,137 @@
+/**
+ * The review issue flow on the SDK: POST /submissions/{submission_id}/review/prepare, /retry and
+ * /cancel (miner-signed, the submission's own hotkey only), and POST
+ * /internal/v1/reviews/{session_id}/approvals (the validator, behind the challenge token). The
+ * work is in prepare-review.ts, retry-review.ts, cancel-review.ts and operator-approval.ts; here
+ * only the HTTP shape.
+ */
+import { type ChallengeRouter, Type } from "@platform/challenge-sdk";
+import type { AgentEvalState } from "../agent-eval-state.js";
+import {
+  ReviewApprovalRequest,
+  ReviewApprovalResponse,
+  ReviewCancelRequest,
+  ReviewCancelResponse,
+  ReviewPrepareResponse,
+  ReviewRetryRequest,
+} from "../api-schemas.js";
+import type { Settings } from "../settings.js";
+import { cancelReview } from "./cancel-review.js";
+import { createOperatorApproval } from "./operator-approval.js";
+import { prepareReview } from "./prepare-review.js";
+import { retryReview } from "./retry-review.js";
+
+const SubmissionIdParams = Type.Object({
+  // A bigint in the database; past 2^53 an id cannot be one this service handed out.
+  submission_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+});
+const SessionIdParams = Type.Object({
+  session_id: Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" }),
+});
+
+const OWNER_ERRORS = {
+  403: { description: "not_submission_owner: the signed hotkey is not the submission's" },
+  404: { description: "submission_not_found" },
+};
+
+/** Register the review issue routes. */
+export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>): void {
+  router.signed({
+    method: "POST",
+    path: "/submissions/:submission_id/review/prepare",
+    summary: "The current immutable review assignment; its token exactly once (rule 3)",
+    description:
+      "Creates the review session and its first assignment when there is none. The answer that " +
+      "creates an assignment carries its token in secret_delivery (REVIEW_SESSION_TOKEN); every " +
+      "later prepare answers the same assignment without it. A lost first answer is recovered " +
+      "with review/cancel and review/retry, never by delivering the token again.",
+    tags: ["review"],
+    params: SubmissionIdParams,
+    responses: {
+      200: { description: "The current assignment", schema: ReviewPrepareResponse },
+      ...OWNER_ERRORS,
+      409: { description: "review_not_available: the submission is past review" },
+    },
+    handler: ({ sql, state, params, miner }) =>
+      prepareReview(sql, {
+        submissionId: String(params.submission_id),
+        hotkey: miner.hotkey,
+        secretKey: state.secretKey,
+        rulesRevisionId: state.rulesBundle.revision_id,
+      }),
+  });
+
+  router.signed({
+    method: "POST",
+    path: "/submissions/:submission_id/review/retry",
+    summary: "A fresh assignment after an eligible terminal one (rule 4)",
+    description:
+      "expected_assignment_id must be the current assignment (compare-and-swap). Cancelled, " +
+      "expired and error are retried freely; rejected and escalated only with an operator " +
+      "approval (approval_id, one use, 300 s); allowed never; at most 16 assignments.",
+    tags: ["review"],
+    params: SubmissionIdParams,
+    body: ReviewRetryRequest,
+    responses: {
+      200: { description: "The new assignment, with its token", schema: ReviewPrepareResponse },
+      ...OWNER_ERRORS,
+      404: { description: "submission_not_found, review_session_not_found" },
+      409: {
+        description:
+          "stale_assignment, assignment_not_terminal, approval_required, review_already_allowed, attempt_limit_reached",
+      },
+    },
+    handler: ({ sql, state, params, miner, body }) =>
+      retryReview(sql, {
+        submissionId: String(params.submission_id),
+        hotkey: miner.hotkey,
+        secretKey: state.secretKey,
+        rulesRevisionId: state.rulesBundle.revision_id,
+        expectedAssignmentId: body.expected_assignment_id,
+        approvalId: body.approval_id,
+      }),
+  });
+
+  router.signed({
+    method: "POST",
+    path: "/submissions/:submission_id/review/cancel",
+    summary: "Cancel the named current assignment, revoking its capability and nonce (rule 5)",
+    tags: ["review"],
+    params: SubmissionIdParams,
+    body: ReviewCancelRequest,
+    responses: {
+      200: { description: "Cancelled", schema: ReviewCancelResponse },
+      ...OWNER_ERRORS,
+      404: { description: "submission_not_found, assignment_not_found" },
+      409: { description: "stale_assignment, invalid_transition" },
+      410: { description: "assignment_expired" },
+    },
+    handler: ({ sql, params, miner, body }) =>
+      cancelReview(sql, {
+        submissionId: String(params.submission_id),
+        hotkey: miner.hotkey,
+        assignmentId: body.assignment_id,
+      }),
+  });
+
+  router.internal({
+    method: "POST",
+    path: "/internal/v1/reviews/:session_id/approvals",
+    summary:
+      "Validator: a one-use approval to retry after a rejected or escalated attempt (rule 10)",
+    tags: ["review"],
+    params: SessionIdParams,
+    body: ReviewApprovalRequest,
+    responses: {
+      200: { description: "The approval (expires within 300 s)", schema: ReviewApprovalResponse },
+      404: { description: "review_session_not_found, assignment_not_found" },
+      409: { description: "approval_not_applicable: the assignment is not rejected or escalated" },
+    },
+    handler: ({ sql, params, body }) =>
+      createOperatorApproval(sql, {
+        sessionId: params.session_id,
+        assignmentId: body.assignment_id,
+        reason: body.reason,
+      }),
+  });
+}
