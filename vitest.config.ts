@@ -29,7 +29,7 @@ const project = (name: string, root: string, timeout = 30_000) => ({
 export default defineConfig({
   test: {
     // Most suites wait on child processes, containers and databases rather than compute: one
-    // worker more than the 2 cores keeps both busy (the whole run: ~18 min -> see docs/decisions.md).
+    // worker more than the 2 cores keeps both busy (docs/decisions.md, "Three test workers").
     maxWorkers: 3,
     projects: [
       project("core", "packages/core"),
