@@ -12,6 +12,8 @@ import {
   ReviewApprovalResponse,
   ReviewCancelRequest,
   ReviewCancelResponse,
+  ReviewDeployedRequest,
+  ReviewDeployedResponse,
   ReviewPrepareResponse,
   ReviewRetryRequest,
 } from "../api-schemas.js";
@@ -20,6 +22,8 @@ import { cancelReview } from "./cancel-review.js";
 import { createOperatorApproval } from "./operator-approval.js";
 import { prepareReview } from "./prepare-review.js";
 import { retryReview } from "./retry-review.js";
+import { reviewVmRoutes } from "./vm-routes.js";
+import { recordDeployment } from "./vm-writes.js";
 
 const SubmissionIdParams = Type.Object({
   // A bigint in the database; past 2^53 an id cannot be one this service handed out.
@@ -34,7 +38,7 @@ const OWNER_ERRORS = {
   404: { description: "submission_not_found" },
 };
 
-/** Register the review issue routes. */
+/** Register the review issue routes, review/deployed and the review VM's routes. */
 export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>): void {
   router.signed({
     method: "POST",
@@ -114,6 +118,32 @@ export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       }),
   });
 
+  router.signed({
+    method: "POST",
+    path: "/submissions/:submission_id/review/deployed",
+    summary: "Record the immutable deployment metadata of an assignment (rule 6)",
+    description:
+      "Write-once metadata (VM id, provider receipt, image digest, compose hash), moving the " +
+      "assignment to deployed. It is not evidence: no verdict reads it. An identical repeat " +
+      "answers 200 with the same record, a different one 409 deployment_conflict.",
+    tags: ["review"],
+    params: SubmissionIdParams,
+    body: ReviewDeployedRequest,
+    responses: {
+      200: { description: "The recorded metadata", schema: ReviewDeployedResponse },
+      ...OWNER_ERRORS,
+      404: { description: "submission_not_found, assignment_not_found" },
+      409: { description: "deployment_conflict, invalid_transition, stale_assignment" },
+      410: { description: "assignment_expired" },
+    },
+    handler: ({ sql, params, miner, body }) =>
+      recordDeployment(sql, {
+        submissionId: String(params.submission_id),
+        hotkey: miner.hotkey,
+        metadata: body,
+      }),
+  });
+
   router.internal({
     method: "POST",
     path: "/internal/v1/reviews/:session_id/approvals",
@@ -134,4 +164,6 @@ export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
         reason: body.reason,
       }),
   });
+
+  reviewVmRoutes(router);
 }

@@ -1,0 +1,169 @@
+/**
+ * The routes the review VM calls, under /review/v1/assignments/{assignment_id}, each behind the
+ * assignment-scoped bearer (REVIEW_SESSION_TOKEN, assignment-bearer.ts). The bearer is judged in
+ * the handler, inside the route's transaction after lazy expiry, rather than with the SDK's
+ * `bearer` option: the verdict depends on the path's id and on the assignment's state, and a
+ * revoked write is a 410, which a boolean check cannot answer.
+ */
+import { type ChallengeRouter, Type } from "@platform/challenge-sdk";
+import type { AgentEvalState } from "../agent-eval-state.js";
+import {
+  ReviewAssignmentResponse,
+  ReviewFailureRequest,
+  ReviewFailureResponse,
+  ReviewModelCallRequest,
+  ReviewModelCallResponse,
+  RulesBundleResponse,
+} from "../api-schemas.js";
+import type { Settings } from "../settings.js";
+import { reviewTransaction } from "./_review-transaction.js";
+import { assignmentArtifact } from "./assignment-artifact.js";
+import { authorizeAssignment } from "./assignment-bearer.js";
+import { recordFailure, startModelCall } from "./vm-writes.js";
+
+const AssignmentIdParams = Type.Object({
+  assignment_id: Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" }),
+});
+
+const READ_REFUSALS = {
+  401: {
+    description:
+      "invalid_token: missing, malformed, another assignment's, not verifying, or the assignment is no longer active",
+  },
+};
+const WRITE_REFUSALS = {
+  401: { description: "invalid_token: missing, malformed, another assignment's, not verifying" },
+  410: { description: "capability_revoked: the assignment was cancelled, expired or failed" },
+};
+
+/** Register the review VM's routes. */
+export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>): void {
+  router.public({
+    method: "GET",
+    path: "/review/v1/assignments/:assignment_id",
+    summary: "The assignment core, its digest and its state (assignment bearer)",
+    tags: ["review-vm"],
+    params: AssignmentIdParams,
+    responses: {
+      200: { description: "The assignment", schema: ReviewAssignmentResponse },
+      ...READ_REFUSALS,
+    },
+    handler: ({ sql, state, params, request }) =>
+      reviewTransaction(sql, undefined, async (tx) => {
+        const assignment = await authorizeAssignment(tx, {
+          headers: request.headers,
+          assignmentId: params.assignment_id,
+          secretKey: state.secretKey,
+          use: "read",
+        });
+        return {
+          assignment_id: assignment.id,
+          session_id: assignment.session_id,
+          state: assignment.state,
+          assignment: assignment.core,
+          assignment_digest: assignment.core_sha256,
+          expires_at: assignment.expires_at.toISOString(),
+        };
+      }),
+  });
+
+  router.public({
+    method: "GET",
+    path: "/review/v1/assignments/:assignment_id/artifact",
+    summary: "The exact stored ZIP bytes, re-hashed before serving (rule 17)",
+    description:
+      "The bytes are hashed again and compared with the assignment's artifact_sha256; a " +
+      "mismatch is a 500 artifact_integrity_failure and no byte is served.",
+    tags: ["review-vm"],
+    params: AssignmentIdParams,
+    responses: {
+      200: {
+        description: "The agent ZIP (header X-Artifact-Sha256: its sha256)",
+        contentType: "application/zip",
+        schema: Type.String({ format: "binary" }),
+      },
+      ...READ_REFUSALS,
+      500: { description: "artifact_integrity_failure: the stored bytes do not match" },
+    },
+    handler: ({ sql, state, params, request, log }) =>
+      reviewTransaction(sql, undefined, async (tx) => {
+        const assignment = await authorizeAssignment(tx, {
+          headers: request.headers,
+          assignmentId: params.assignment_id,
+          secretKey: state.secretKey,
+          use: "read",
+        });
+        return assignmentArtifact(tx, assignment, log);
+      }),
+  });
+
+  router.public({
+    method: "GET",
+    path: "/review/v1/assignments/:assignment_id/rules",
+    summary: "The rules bundle v1 the assignment is reviewed under",
+    tags: ["review-vm"],
+    params: AssignmentIdParams,
+    responses: {
+      200: { description: "The rules bundle v1", schema: RulesBundleResponse },
+      ...READ_REFUSALS,
+    },
+    handler: ({ sql, state, params, request }) =>
+      reviewTransaction(sql, undefined, async (tx) => {
+        await authorizeAssignment(tx, {
+          headers: request.headers,
+          assignmentId: params.assignment_id,
+          secretKey: state.secretKey,
+          use: "read",
+        });
+        return state.rulesBundle;
+      }),
+  });
+
+  router.public({
+    method: "POST",
+    path: "/review/v1/assignments/:assignment_id/model-call-started",
+    summary: "Bind the one planned model request before connecting (rule 18)",
+    description:
+      "Write-once: an identical repeat answers 200 with the bound request, a different one 409 " +
+      "model_call_conflict. Before review/deployed: 409 invalid_transition.",
+    tags: ["review-vm"],
+    params: AssignmentIdParams,
+    body: ReviewModelCallRequest,
+    responses: {
+      200: { description: "The bound request", schema: ReviewModelCallResponse },
+      ...WRITE_REFUSALS,
+      409: {
+        description:
+          "model_call_conflict, invalid_transition, stale_assignment, transition_conflict",
+      },
+    },
+    handler: ({ sql, state, params, request, body }) =>
+      startModelCall(sql, {
+        headers: request.headers,
+        assignmentId: params.assignment_id,
+        secretKey: state.secretKey,
+        call: body,
+      }),
+  });
+
+  router.public({
+    method: "POST",
+    path: "/review/v1/assignments/:assignment_id/failure",
+    summary: "One bounded failure without a report; revokes the capability (rule 19)",
+    tags: ["review-vm"],
+    params: AssignmentIdParams,
+    body: ReviewFailureRequest,
+    responses: {
+      200: { description: "Recorded; the assignment is error", schema: ReviewFailureResponse },
+      ...WRITE_REFUSALS,
+      409: { description: "invalid_transition (a report was received), stale_assignment" },
+    },
+    handler: ({ sql, state, params, request, body }) =>
+      recordFailure(sql, {
+        headers: request.headers,
+        assignmentId: params.assignment_id,
+        secretKey: state.secretKey,
+        failure: body,
+      }),
+  });
+}
