@@ -1,7 +1,6 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { importWithVersion } from "@platform/core/testing";
 import { describe, expect, it } from "vitest";
 import { SDK_VERSION } from "./version.js";
 
@@ -15,26 +14,10 @@ describe("SDK_VERSION", () => {
   });
 
   it("follows package.json when a release bumps it (nothing is hard-coded)", async () => {
-    const root = mkdtempSync(join(tmpdir(), "sdk-version-"));
-    try {
-      mkdirSync(join(root, "src"));
-      copyFileSync(
-        fileURLToPath(new URL("./version.ts", import.meta.url)),
-        join(root, "src", "version.ts"),
-      );
-      writeFileSync(
-        join(root, "package.json"),
-        JSON.stringify({
-          name: manifest.name,
-          version: "9.8.7-bumped",
-          type: "module",
-          exports: { "./package.json": "./package.json" },
-        }),
-      );
-      const bumped = (await import(join(root, "src", "version.ts"))) as { SDK_VERSION: string };
-      expect(bumped.SDK_VERSION).toBe("9.8.7-bumped");
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
+    const bumped = await importWithVersion(
+      new URL("./version.ts", import.meta.url),
+      "9.8.7-bumped",
+    );
+    expect(bumped["SDK_VERSION"]).toBe("9.8.7-bumped");
   });
 });

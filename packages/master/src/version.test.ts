@@ -1,7 +1,6 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { importWithVersion } from "@platform/core/testing";
 import { describe, expect, it } from "vitest";
 import { startTestMaster } from "../test/test-master.js";
 import { MASTER_API_VERSION, MASTER_VERSION } from "./version.js";
@@ -16,27 +15,11 @@ describe("MASTER_VERSION", () => {
   });
 
   it("follows package.json when a release bumps it (nothing is hard-coded)", async () => {
-    const root = mkdtempSync(join(tmpdir(), "master-version-"));
-    try {
-      mkdirSync(join(root, "src"));
-      copyFileSync(
-        fileURLToPath(new URL("./version.ts", import.meta.url)),
-        join(root, "src", "version.ts"),
-      );
-      writeFileSync(
-        join(root, "package.json"),
-        JSON.stringify({
-          name: manifest.name,
-          version: "9.8.7-bumped",
-          type: "module",
-          exports: { "./package.json": "./package.json" },
-        }),
-      );
-      const bumped = (await import(join(root, "src", "version.ts"))) as { MASTER_VERSION: string };
-      expect(bumped.MASTER_VERSION).toBe("9.8.7-bumped");
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
+    const bumped = await importWithVersion(
+      new URL("./version.ts", import.meta.url),
+      "9.8.7-bumped",
+    );
+    expect(bumped["MASTER_VERSION"]).toBe("9.8.7-bumped");
   });
 
   it("is what GET /version answers", async () => {
