@@ -190,25 +190,15 @@ export async function transitionAssignment(
       and s.id = a.session_id and s.current_assignment_id = ${assignmentId}
     returning a.id`;
   if (updated.length === 0) throw transitionConflict("assignment", assignmentId, row.state);
-  const seq = await appendStatusEvent(tx, {
-    ...statusFields(input, at),
+  return recordAndMirror(tx, input, at, {
     submissionId: row.submission_id,
     machine: "assignment",
     subjectId: assignmentId,
     event,
-    fromState: row.state,
-    toState: to,
+    from: row.state,
+    to,
+    submissionEvent: SUBMISSION_EVENT_OF_ASSIGNMENT_EVENT[event],
   });
-  const submissionEvent = SUBMISSION_EVENT_OF_ASSIGNMENT_EVENT[event];
-  const submission = submissionEvent
-    ? await transitionSubmission(tx, {
-        ...contextOf(input),
-        now: at,
-        submissionId: row.submission_id,
-        event: submissionEvent,
-      })
-    : null;
-  return { from: row.state, to, seq, submission };
 }
 
 /** The write-once records a run event carries (exactly those its event requires). */
@@ -302,25 +292,15 @@ export async function transitionEvalRun(
       and s.id = r.submission_id and s.current_eval_run_id = ${runId}
     returning r.id`;
   if (updated.length === 0) throw transitionConflict("eval run", runId, row.state);
-  const seq = await appendStatusEvent(tx, {
-    ...statusFields(input, at),
+  return recordAndMirror(tx, input, at, {
     submissionId: row.submission_id,
     machine: "eval_run",
     subjectId: runId,
     event,
-    fromState: row.state,
-    toState: to,
+    from: row.state,
+    to,
+    submissionEvent: SUBMISSION_EVENT_OF_EVAL_RUN_EVENT[event],
   });
-  const submissionEvent = SUBMISSION_EVENT_OF_EVAL_RUN_EVENT[event];
-  const submission = submissionEvent
-    ? await transitionSubmission(tx, {
-        ...contextOf(input),
-        now: at,
-        submissionId: row.submission_id,
-        event: submissionEvent,
-      })
-    : null;
-  return { from: row.state, to, seq, submission };
 }
 
 /**
@@ -388,4 +368,42 @@ function statusFields(context: TransitionContext, at: Date) {
 function jsonParameter(tx: TransactionSql) {
   // postgres.js types json() over its own JSONValue; a JsonObject is one, typed more loosely.
   return (value: JsonObject) => tx.json(value as never);
+}
+
+/**
+ * The common tail of an assignment or run change: its status event, then the submission moved by
+ * the event it implies (none: null), in the caller's transaction.
+ */
+async function recordAndMirror<State extends string>(
+  tx: TransactionSql,
+  input: TransitionContext,
+  at: Date,
+  change: {
+    submissionId: string;
+    machine: "assignment" | "eval_run";
+    subjectId: string;
+    event: string;
+    from: State;
+    to: State;
+    submissionEvent: SubmissionEvent | null;
+  },
+): Promise<MirroredTransitionResult<State>> {
+  const seq = await appendStatusEvent(tx, {
+    ...statusFields(input, at),
+    submissionId: change.submissionId,
+    machine: change.machine,
+    subjectId: change.subjectId,
+    event: change.event,
+    fromState: change.from,
+    toState: change.to,
+  });
+  const submission = change.submissionEvent
+    ? await transitionSubmission(tx, {
+        ...contextOf(input),
+        now: at,
+        submissionId: change.submissionId,
+        event: change.submissionEvent,
+      })
+    : null;
+  return { from: change.from, to: change.to, seq, submission };
 }
