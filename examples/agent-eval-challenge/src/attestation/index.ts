@@ -19,6 +19,14 @@ export {
   signDevQuote,
 } from "./dev-quote.js";
 export { type DevVerifierOptions, devVerifier } from "./dev-verifier.js";
+export {
+  type EventLogEntry,
+  MAX_EVENT_LOG_ENTRIES,
+  MEASUREMENT_BYTES,
+  measuredEvent,
+  RTMR_COUNT,
+  replayEventLog,
+} from "./event-log.js";
 export { normalizeMeasurementAllowList } from "./measurement-allowlist.js";
 export { TdxQuoteError, type TdxQuoteErrorCode } from "./quote-error.js";
 export {

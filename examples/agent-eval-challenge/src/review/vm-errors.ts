@@ -16,6 +16,13 @@ export const VM_ERROR_CODES = {
   deploymentConflict: "deployment_conflict",
   /** 409: model-call-started with a request other than the one already bound (write-once). */
   modelCallConflict: "model_call_conflict",
+  /** 409: the assignment already received a different report envelope (it is write-once). */
+  reportConflict: "report_conflict",
+  /**
+   * 503: the quote verifier (its collateral) could not be reached; nothing was decided, the
+   * nonce is kept, and the same envelope may be posted again (Retry-After).
+   */
+  verifierUnavailable: "verifier_unavailable",
   /** 500: the stored ZIP no longer hashes to its recorded sha256; no byte is served. */
   artifactIntegrityFailure: "artifact_integrity_failure",
 } as const;

@@ -5,20 +5,24 @@
  * `bearer` option: the verdict depends on the path's id and on the assignment's state, and a
  * revoked write is a 410, which a boolean check cannot answer.
  */
-import { type ChallengeRouter, Type } from "@platform/challenge-sdk";
+import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import {
+  MAX_REVIEW_ENVELOPE_BYTES,
   ReviewAssignmentResponse,
+  ReviewEnvelope,
   ReviewFailureRequest,
   ReviewFailureResponse,
   ReviewModelCallRequest,
   ReviewModelCallResponse,
+  ReviewReportReceiptResponse,
   RulesBundleResponse,
 } from "../api-schemas.js";
 import type { Settings } from "../settings.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { assignmentArtifact } from "./assignment-artifact.js";
 import { authorizeAssignment } from "./assignment-bearer.js";
+import { receiveReport } from "./receive-report.js";
 import { recordFailure, startModelCall } from "./vm-writes.js";
 
 const AssignmentIdParams = Type.Object({
@@ -165,5 +169,44 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
         secretKey: state.secretKey,
         failure: body,
       }),
+  });
+
+  router.public({
+    method: "POST",
+    path: "/review/v1/assignments/:assignment_id/report",
+    summary: "Receipt and verify one immutable, quote-bound review envelope v1 (rule 20)",
+    description:
+      "Verified in order: schema, digests, binding of report_data to (assignment digest, " +
+      "session, nonce, times), time order, the quote (signature chain, report_data, " +
+      "measurement allow-list), the event log and the claimed measurement. A failed check " +
+      "rejects the assignment and consumes its nonce; 'verifier unavailable' decides nothing " +
+      "(503, the nonce kept: post the same envelope again). First receipt 202, identical " +
+      "replay 200, a different envelope 409 report_conflict.",
+    tags: ["review-vm"],
+    params: AssignmentIdParams,
+    body: ReviewEnvelope,
+    bodyLimit: MAX_REVIEW_ENVELOPE_BYTES,
+    responses: {
+      200: { description: "An identical replay: the outcome", schema: ReviewReportReceiptResponse },
+      202: { description: "First receipt: the outcome", schema: ReviewReportReceiptResponse },
+      ...WRITE_REFUSALS,
+      409: {
+        description:
+          "report_conflict (another envelope was received), invalid_transition (before " +
+          "model-call-started), stale_assignment",
+      },
+      503: { description: "verifier_unavailable: nothing decided, the nonce kept (Retry-After)" },
+    },
+    handler: async ({ sql, state, params, request, body, log }) => {
+      const answer = await receiveReport(sql, {
+        headers: request.headers,
+        assignmentId: params.assignment_id,
+        envelope: body,
+        secretKey: state.secretKey,
+        verifier: state.verifier,
+        log,
+      });
+      return json(answer.receipt, { status: answer.status });
+    },
   });
 }

@@ -1,0 +1,370 @@
+/**
+ * POST /review/v1/assignments/{id}/report (rule 20): receipt one immutable, quote-bound review
+ * envelope and verify it, in the order schema (the route's body), digests, binding, time order
+ * (review-envelope.ts), quote (the configured verifier: signature chain, report_data,
+ * measurement allow-list), event log and claimed measurement.
+ *
+ * Two transactions around the verifier, so a slow or unreachable collateral service never holds
+ * a row lock: the first stores the envelope (verifying) or, when a local check fails, rejects at
+ * once; the quote is verified outside; the second records the outcome. "Verifier unavailable"
+ * records nothing: the answer is 503, the assignment stays verifying with its nonce, and the
+ * identical envelope posted again is verified again. A definitive outcome consumes the nonce.
+ * First receipt 202; an identical replay 200 with the outcome; a different envelope 409.
+ */
+
+import type { Logger } from "@platform/challenge-sdk";
+import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
+import type { QuoteVerifier } from "../attestation/index.js";
+import { replayEventLog, reviewReportData } from "../attestation/index.js";
+import { deriveKey, KeyLabel, seal } from "../crypto/index.js";
+import {
+  type AssignmentEvent,
+  type AssignmentState,
+  transitionAssignment,
+} from "../state/index.js";
+import { reviewTransaction } from "./_review-transaction.js";
+import { authorizeAssignment } from "./assignment-bearer.js";
+import type { ReviewAssignmentCore } from "./issue-assignment.js";
+import {
+  type CheckedEvidence,
+  checkEnvelopeLocally,
+  envelopeReceiptSha256,
+  envelopeWithoutEvidenceBytes,
+  type ReviewEnvelope,
+} from "./review-envelope.js";
+import { VM_ERROR_CODES } from "./vm-errors.js";
+import type { PlannedModelCall } from "./vm-writes.js";
+
+/** The definitive outcome of a report, stored write-once with the assignment. */
+export interface ReviewVerificationRecord {
+  status: "verified" | "rejected";
+  outcome: "allowed" | "rejected" | "escalated";
+  code: string | null;
+  message: string | null;
+  verifier: "dcap" | "dev";
+  confidential: boolean;
+  measurement: string | null;
+}
+
+/** The receipt the route answers (ReviewReportReceiptResponse). */
+export interface ReportReceipt {
+  assignment_id: string;
+  session_id: string;
+  state: AssignmentState;
+  receipt_sha256: string;
+  review_digest: string;
+  received_at: string;
+  verification: ReviewVerificationRecord;
+}
+
+/** What the route answers: the receipt and whether this request was the first receipt. */
+export interface ReportAnswer {
+  status: 200 | 202;
+  receipt: ReportReceipt;
+}
+
+/** The stored envelope: the posted one without the evidence bytes (those are sealed apart). */
+type StoredEnvelope = Omit<ReviewEnvelope, "evidence">;
+
+interface ReportRow {
+  id: string;
+  session_id: string;
+  state: AssignmentState;
+  core: ReviewAssignmentCore;
+  core_sha256: string;
+  model_call: PlannedModelCall | null;
+  model_call_at: Date | null;
+  report_envelope: StoredEnvelope | null;
+  receipt_sha256: string | null;
+  reported_at: Date | null;
+  verification: ReviewVerificationRecord | null;
+}
+
+/** What the quote stage needs once the envelope is stored (first receipt or a replay). */
+interface PendingVerification {
+  assignmentId: string;
+  firstReceipt: boolean;
+  envelope: StoredEnvelope;
+  expectedReportData: Buffer;
+}
+
+export interface ReceiveReportInput {
+  headers: Headers;
+  assignmentId: string;
+  envelope: ReviewEnvelope;
+  secretKey: Buffer;
+  verifier: QuoteVerifier;
+  log: Logger;
+}
+
+/** Seconds a VM should wait before posting the same envelope again after a 503. */
+export const VERIFIER_RETRY_AFTER_SECONDS = 30;
+
+export async function receiveReport(sql: Sql, input: ReceiveReportInput): Promise<ReportAnswer> {
+  const receiptSha256 = envelopeReceiptSha256(input.envelope);
+  const first = await reviewTransaction(sql, undefined, (tx) =>
+    receiptOrPending(tx, input, receiptSha256),
+  );
+  if ("receipt" in first) return first;
+
+  const verification = await verifyQuote(input.verifier, first);
+  if (verification === "unavailable") {
+    input.log.warn("review report parked: the quote verifier is unavailable", {
+      assignment_id: first.assignmentId,
+    });
+    throw new HttpError(
+      503,
+      VM_ERROR_CODES.verifierUnavailable,
+      "The quote verifier is unavailable; the report is kept with its nonce. Post the same envelope again later.",
+      { headers: { "retry-after": String(VERIFIER_RETRY_AFTER_SECONDS) } },
+    );
+  }
+  const receipt = await reviewTransaction(sql, undefined, (tx) =>
+    recordOutcome(tx, first.assignmentId, verification),
+  );
+  return { status: first.firstReceipt ? 202 : 200, receipt };
+}
+
+/**
+ * Transaction 1: the bearer (a write: 410 once revoked), then either the stored outcome (an
+ * identical replay), a 409 (a different envelope), a definitive local rejection, or the envelope
+ * stored and its quote left to verify.
+ */
+async function receiptOrPending(
+  tx: TransactionSql,
+  input: ReceiveReportInput,
+  receiptSha256: string,
+): Promise<ReportAnswer | PendingVerification> {
+  await authorizeAssignment(tx, { ...input, use: "write" });
+  const [row] = await tx<ReportRow[]>`
+    select id, session_id, state, core, core_sha256, model_call, model_call_at, report_envelope,
+      receipt_sha256, reported_at, verification
+    from review_assignments where id = ${input.assignmentId} for update`;
+  if (!row) throw new Error(`assignment ${input.assignmentId} vanished inside its transaction`);
+
+  if (row.receipt_sha256 !== null) {
+    if (row.receipt_sha256 !== receiptSha256) {
+      throw new HttpError(
+        409,
+        VM_ERROR_CODES.reportConflict,
+        `Assignment ${row.id} already received another report.`,
+        { extra: { receipt_sha256: row.receipt_sha256 } },
+      );
+    }
+    if (row.verification !== null) return { status: 200, receipt: receiptOf(row) };
+    // Received, never decided (the verifier was unavailable): verify the stored envelope again.
+    const envelope = row.report_envelope!;
+    return {
+      assignmentId: row.id,
+      firstReceipt: false,
+      envelope,
+      expectedReportData: expectedReportDataOf(row, envelope),
+    };
+  }
+
+  const now = new Date();
+  const checked = checkEnvelopeLocally(
+    input.envelope,
+    {
+      core: row.core,
+      coreSha256: row.core_sha256,
+      modelCall: row.model_call,
+      modelCallAt: row.model_call_at,
+    },
+    now,
+  );
+  const stored = envelopeWithoutEvidenceBytes(input.envelope) as StoredEnvelope;
+  // The state module refuses a report before model-call-started (409 invalid_transition).
+  await transitionAssignment(tx, {
+    assignmentId: row.id,
+    event: "receive_report",
+    actor: "review_vm",
+    records: { reportEnvelope: stored, receiptSha256 },
+  });
+  if (!checked.ok) {
+    await transitionAssignment(tx, {
+      assignmentId: row.id,
+      event: "fail_verification",
+      actor: "system",
+      reasonCode: checked.code,
+      records: {
+        verification: {
+          ...rejection(input.verifier, checked.code, checked.message),
+        } as unknown as Record<string, unknown>,
+      },
+    });
+    return { status: 202, receipt: receiptOf(await reload(tx, row.id)) };
+  }
+  await storeEvidence(tx, row, checked.evidence, input.secretKey);
+  return {
+    assignmentId: row.id,
+    firstReceipt: true,
+    envelope: stored,
+    expectedReportData: checked.expectedReportData,
+  };
+}
+
+/** The quote stage: the verifier, then the event log replay and the claimed measurement. */
+async function verifyQuote(
+  verifier: QuoteVerifier,
+  pending: PendingVerification,
+): Promise<ReviewVerificationRecord | "unavailable"> {
+  const { attestation, review_core: core } = pending.envelope;
+  const verdict = await verifier.verify(Buffer.from(attestation.quote, "base64"), {
+    reportData: pending.expectedReportData,
+    measurements: [],
+  });
+  if (verdict.status === "unavailable") return "unavailable";
+  if (verdict.status === "rejected") return rejection(verifier, verdict.code, verdict.message);
+  const replayed = replayEventLog(attestation.event_log);
+  const quoted = verdict.quote.body.rtmrs.map((register) => register.toString("hex"));
+  if (replayed.some((register, index) => register !== quoted[index])) {
+    return rejection(
+      verifier,
+      "event_log_mismatch",
+      "replaying the event log does not give the quote's RTMRs",
+    );
+  }
+  if (attestation.measurement !== verdict.measurement) {
+    return rejection(
+      verifier,
+      "measurement_mismatch",
+      "the envelope claims another measurement than the quote's MRTD",
+    );
+  }
+  const outcome = ({ allow: "allowed", reject: "rejected", escalate: "escalated" } as const)[
+    core.verdict
+  ];
+  return {
+    status: "verified",
+    outcome,
+    code: null,
+    message: null,
+    verifier: verifier.kind,
+    confidential: verifier.confidential,
+    measurement: verdict.measurement,
+  };
+}
+
+/**
+ * Transaction 2: the outcome, unless a concurrent identical post recorded it first (then its
+ * outcome stands: the first definitive verdict is the only one).
+ */
+async function recordOutcome(
+  tx: TransactionSql,
+  assignmentId: string,
+  verification: ReviewVerificationRecord,
+): Promise<ReportReceipt> {
+  const row = await reload(tx, assignmentId, true);
+  if (row.verification !== null) return receiptOf(row);
+  if (row.state !== "verifying") {
+    // Expired while the verifier was being asked (its 30 minutes ran out): nothing to decide.
+    throw new HttpError(
+      410,
+      VM_ERROR_CODES.capabilityRevoked,
+      `The capability of assignment ${row.id} was revoked (${row.state}).`,
+      { extra: { state: row.state } },
+    );
+  }
+  const event: AssignmentEvent =
+    verification.status === "rejected"
+      ? "fail_verification"
+      : ({ allowed: "allow", rejected: "reject", escalated: "escalate" } as const)[
+          verification.outcome
+        ];
+  await transitionAssignment(tx, {
+    assignmentId,
+    event,
+    actor: "system",
+    reasonCode: verification.code,
+    records: { verification: { ...verification } as unknown as Record<string, unknown> },
+  });
+  return receiptOf(await reload(tx, assignmentId));
+}
+
+function rejection(
+  verifier: QuoteVerifier,
+  code: string,
+  message: string,
+): ReviewVerificationRecord {
+  return {
+    status: "rejected",
+    outcome: "rejected",
+    code,
+    message: message.slice(0, 1024),
+    verifier: verifier.kind,
+    confidential: verifier.confidential,
+    measurement: null,
+  };
+}
+
+function expectedReportDataOf(row: ReportRow, envelope: StoredEnvelope): Buffer {
+  return reviewReportData({
+    assignmentDigest: row.core_sha256,
+    sessionId: row.core.session_id,
+    nonce: row.core.nonce,
+    issuedAt: row.core.issued_at,
+    reportedAt: envelope.review_core.reported_at,
+  });
+}
+
+/** Each evidence object sealed under the evidence key, its object ref as associated data. */
+async function storeEvidence(
+  tx: TransactionSql,
+  row: ReportRow,
+  evidence: CheckedEvidence[],
+  secretKey: Buffer,
+): Promise<void> {
+  if (evidence.length === 0) return;
+  const key = deriveKey(secretKey, KeyLabel.evidenceEncryption);
+  const rows = evidence.map((object) => {
+    const objectRef = evidenceObjectRef(row.id, object.name);
+    return {
+      session_id: row.session_id,
+      object_ref: objectRef,
+      assignment_id: row.id,
+      name: object.name,
+      media_type: object.mediaType,
+      length: object.bytes.length,
+      sha256: object.sha256,
+      sealed: seal(key, object.bytes, evidenceAad(row.session_id, objectRef)),
+    };
+  });
+  await tx`insert into review_evidence ${tx(rows)}`;
+}
+
+/** The ref an evidence object is served under: unique in its session, whatever the attempt. */
+export function evidenceObjectRef(assignmentId: string, name: string): string {
+  return `${assignmentId}.${name}`;
+}
+
+/** Binds a sealed object to its place: moved to another row, it no longer opens. */
+export function evidenceAad(sessionId: string, objectRef: string): string {
+  return `review-evidence:${sessionId}:${objectRef}`;
+}
+
+async function reload(tx: TransactionSql, assignmentId: string, lock = false): Promise<ReportRow> {
+  const [row] = lock
+    ? await tx<ReportRow[]>`
+        select id, session_id, state, core, core_sha256, model_call, model_call_at,
+          report_envelope, receipt_sha256, reported_at, verification
+        from review_assignments where id = ${assignmentId} for update`
+    : await tx<ReportRow[]>`
+        select id, session_id, state, core, core_sha256, model_call, model_call_at,
+          report_envelope, receipt_sha256, reported_at, verification
+        from review_assignments where id = ${assignmentId}`;
+  if (!row) throw new Error(`assignment ${assignmentId} vanished inside its transaction`);
+  return row;
+}
+
+function receiptOf(row: ReportRow): ReportReceipt {
+  return {
+    assignment_id: row.id,
+    session_id: row.session_id,
+    state: row.state,
+    receipt_sha256: row.receipt_sha256!,
+    review_digest: row.report_envelope!.review_digest,
+    received_at: row.reported_at!.toISOString(),
+    verification: row.verification!,
+  };
+}
