@@ -18,6 +18,7 @@ import {
   ReviewRetryRequest,
 } from "../api-schemas.js";
 import type { Settings } from "../settings.js";
+import { reviewAuditRoutes } from "./audit-routes.js";
 import { cancelReview } from "./cancel-review.js";
 import { createOperatorApproval } from "./operator-approval.js";
 import { prepareReview } from "./prepare-review.js";
@@ -165,5 +166,6 @@ export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       }),
   });
 
+  reviewAuditRoutes(router);
   reviewVmRoutes(router);
 }
