@@ -7,6 +7,9 @@ import { defineChallenge } from "@platform/challenge-sdk";
 import { createAgentEvalState } from "./agent-eval-state.js";
 import {
   EventLogEntry,
+  MinerEnvLaunchResponse,
+  MinerEnvMetadataResponse,
+  MinerEnvUpdateRequest,
   PublicStatus,
   RateLimitedResponse,
   ReviewApprovalRequest,
@@ -38,6 +41,7 @@ import {
   SubmissionRequest,
   SubmissionResponse,
 } from "./api-schemas.js";
+import { minerEnvRoutes } from "./env/env-routes.js";
 import { reviewRoutes } from "./review/index.js";
 import { Settings } from "./settings.js";
 import { submissionRoutes } from "./submissions/submission-routes.js";
@@ -88,6 +92,9 @@ export const challenge = defineChallenge({
     ReviewReportReceiptResponse,
     ReviewAuditItem,
     ReviewAuditResponse,
+    MinerEnvUpdateRequest,
+    MinerEnvMetadataResponse,
+    MinerEnvLaunchResponse,
   },
   config: Settings,
   migrations: new URL("../migrations/", import.meta.url),
@@ -95,6 +102,7 @@ export const challenge = defineChallenge({
   routes: (router) => {
     submissionRoutes(router);
     reviewRoutes(router);
+    minerEnvRoutes(router);
   },
   // Scores reach the service only through the Eval result route (part 2 of the service, not
   // here yet): until then no run is accepted and the weights are empty (the master burns).

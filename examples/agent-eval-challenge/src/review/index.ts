@@ -3,6 +3,7 @@
  * (routes and the transactional operations behind them).
  */
 
+export { lockOwnedSubmission, type OwnedSubmission } from "./_owned-submission.js";
 export { type CancelRequest, cancelReview } from "./cancel-review.js";
 export {
   type IssuedAssignment,
