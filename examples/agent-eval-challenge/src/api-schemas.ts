@@ -651,3 +651,110 @@ export const MinerEnvLaunchResponse = Type.Object(
   },
   { additionalProperties: false, title: "MinerEnvLaunchResponse" },
 );
+
+// ---------------------------------------------------------------------------------------------
+// Eval runs (docs: "Eval runs").
+
+/** The states of an eval run (src/state/eval-run-states.ts). */
+export const EvalRunState = Type.Union(
+  [
+    Type.Literal("prepared"),
+    Type.Literal("running"),
+    Type.Literal("verifying"),
+    Type.Literal("accepted"),
+    Type.Literal("rejected"),
+    Type.Literal("cancelled"),
+    Type.Literal("expired"),
+    Type.Literal("error"),
+  ],
+  { title: "EvalRunState" },
+);
+
+/** The eval plan v1: one run, immutable; plan_digest is its canonical sha256. */
+export const EvalPlan = Type.Object(
+  {
+    schema_version: Type.Literal("eval-plan/v1"),
+    run_id: ReviewId,
+    submission_id: Type.Integer({ minimum: 1 }),
+    run_number: Type.Integer({ minimum: 1, maximum: 8 }),
+    review: Type.Object(
+      { assignment_id: ReviewId, session_id: ReviewId, review_digest: Sha256Hex },
+      { additionalProperties: false },
+    ),
+    agent_sha256: Sha256Hex,
+    task_set: Type.Object(
+      { revision_id: Sha256Hex, task_ids: Type.Array(Type.String()) },
+      { additionalProperties: false },
+    ),
+    trials: Type.Integer({ minimum: 1 }),
+    scoring_policy: Type.Record(Type.String(), Type.Unknown()),
+    scoring_policy_digest: Sha256Hex,
+    endpoints: Type.Object(
+      { result: Type.String(), telemetry_session: Type.String(), progress: Type.String() },
+      { additionalProperties: false },
+    ),
+    nonce: Type.String(),
+    run_token_sha256: Sha256Hex,
+    issued_at: Timestamp,
+    expires_at: Timestamp,
+  },
+  { additionalProperties: false, title: "EvalPlan" },
+);
+
+/** eval/prepare and eval/retry: the run, and its token on the one delivery. */
+export const EvalPrepareResponse = Type.Object(
+  {
+    run_id: ReviewId,
+    submission_id: Type.Integer({ minimum: 1 }),
+    state: EvalRunState,
+    plan: EvalPlan,
+    plan_digest: Sha256Hex,
+    expires_at: Timestamp,
+    secret_delivery: Type.Optional(
+      Type.Object(
+        {
+          env_key: Type.Literal("EVAL_RUN_TOKEN"),
+          token: Type.String({ description: "The run-scoped bearer token; never shown again" }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, title: "EvalPrepareResponse" },
+);
+
+/** eval/status's paging: cursor at most 512 characters (the spec's limit), 1-16 runs a page. */
+export const EvalStatusQuery = Type.Object({
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 16, default: 10 })),
+});
+
+/** eval/status: the submission's runs, newest first. */
+export const EvalHistoryResponse = Type.Object(
+  {
+    submission_id: Type.Integer({ minimum: 1 }),
+    current_run_id: Type.Union([ReviewId, Type.Null()]),
+    items: Type.Array(
+      Type.Object(
+        {
+          run_id: ReviewId,
+          run_number: Type.Integer({ minimum: 1 }),
+          review_assignment_id: ReviewId,
+          state: EvalRunState,
+          plan_digest: Sha256Hex,
+          issued_at: Timestamp,
+          expires_at: Timestamp,
+          started_at: Type.Union([Timestamp, Type.Null()]),
+          result_received_at: Type.Union([Timestamp, Type.Null()]),
+          accepted_at: Type.Union([Timestamp, Type.Null()]),
+          score: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()]),
+          failure_code: Type.Union([Type.String(), Type.Null()]),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 16 },
+    ),
+    next_cursor: Type.Union([Type.String({ maxLength: 512 }), Type.Null()]),
+  },
+  { additionalProperties: false, title: "EvalHistoryResponse" },
+);

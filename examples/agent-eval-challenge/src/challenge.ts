@@ -6,6 +6,10 @@
 import { defineChallenge } from "@platform/challenge-sdk";
 import { createAgentEvalState } from "./agent-eval-state.js";
 import {
+  EvalHistoryResponse,
+  EvalPlan,
+  EvalPrepareResponse,
+  EvalRunState,
   EventLogEntry,
   MinerEnvLaunchResponse,
   MinerEnvMetadataResponse,
@@ -42,6 +46,7 @@ import {
   SubmissionResponse,
 } from "./api-schemas.js";
 import { minerEnvRoutes } from "./env/env-routes.js";
+import { evalRoutes } from "./eval/eval-routes.js";
 import { reviewRoutes } from "./review/index.js";
 import { Settings } from "./settings.js";
 import { submissionRoutes } from "./submissions/submission-routes.js";
@@ -95,6 +100,10 @@ export const challenge = defineChallenge({
     MinerEnvUpdateRequest,
     MinerEnvMetadataResponse,
     MinerEnvLaunchResponse,
+    EvalRunState,
+    EvalPlan,
+    EvalPrepareResponse,
+    EvalHistoryResponse,
   },
   config: Settings,
   migrations: new URL("../migrations/", import.meta.url),
@@ -103,6 +112,7 @@ export const challenge = defineChallenge({
     submissionRoutes(router);
     reviewRoutes(router);
     minerEnvRoutes(router);
+    evalRoutes(router);
   },
   // Scores reach the service only through the Eval result route (part 2 of the service, not
   // here yet): until then no run is accepted and the weights are empty (the master burns).

@@ -4,6 +4,7 @@
  */
 
 export { lockOwnedSubmission, type OwnedSubmission } from "./_owned-submission.js";
+export { reviewTransaction } from "./_review-transaction.js";
 export { type CancelRequest, cancelReview } from "./cancel-review.js";
 export {
   type IssuedAssignment,

@@ -64,7 +64,7 @@ export interface ReportAnswer {
 }
 
 /** The stored envelope: the posted one without the evidence bytes (those are sealed apart). */
-type StoredEnvelope = Omit<ReviewEnvelope, "evidence">;
+export type StoredEnvelope = Omit<ReviewEnvelope, "evidence">;
 
 interface ReportRow {
   id: string;
@@ -81,7 +81,7 @@ interface ReportRow {
 }
 
 /** What the quote stage needs once the envelope is stored (first receipt or a replay). */
-interface PendingVerification {
+export interface PendingVerification {
   assignmentId: string;
   firstReceipt: boolean;
   envelope: StoredEnvelope;
@@ -205,7 +205,7 @@ async function receiptOrPending(
 }
 
 /** The quote stage: the verifier, then the event log replay and the claimed measurement. */
-async function verifyQuote(
+export async function verifyQuote(
   verifier: QuoteVerifier,
   pending: PendingVerification,
 ): Promise<ReviewVerificationRecord | "unavailable"> {

@@ -1,0 +1,71 @@
+/**
+ * The eval flow's miner routes on the SDK: eval/prepare (rule 12) and eval/status. The work is
+ * in prepare-eval.ts and eval-status.ts.
+ */
+import { type ChallengeRouter, Type } from "@platform/challenge-sdk";
+import type { AgentEvalState } from "../agent-eval-state.js";
+import { EvalHistoryResponse, EvalPrepareResponse, EvalStatusQuery } from "../api-schemas.js";
+import type { Settings } from "../settings.js";
+import { evalStatus } from "./eval-status.js";
+import { prepareEval } from "./prepare-eval.js";
+
+const SubmissionIdParams = Type.Object({
+  submission_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+});
+const OWNER_ERRORS = {
+  403: { description: "not_submission_owner: the signed hotkey is not the submission's" },
+  404: { description: "submission_not_found" },
+};
+
+/** Register the eval routes. */
+export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): void {
+  router.signed({
+    method: "POST",
+    path: "/submissions/:submission_id/eval/prepare",
+    summary: "The current eval run; one issued after a launch and a verified allow (rule 12)",
+    description:
+      "Issues one immutable run (plan v1 and its digest) when the submission has none: it " +
+      "needs a launch (409 not_launched) and an allowing review that re-verifies now, at most " +
+      "24 h old (409 review_not_allowed, review_stale; 503 verifier_unavailable). The answer " +
+      "that issues carries the run token (secret_delivery, EVAL_RUN_TOKEN); every later " +
+      "prepare answers the same plan without it.",
+    tags: ["eval"],
+    params: SubmissionIdParams,
+    responses: {
+      200: { description: "The current run", schema: EvalPrepareResponse },
+      ...OWNER_ERRORS,
+      409: { description: "not_launched, review_not_allowed, review_stale" },
+      503: { description: "verifier_unavailable: nothing issued, try again (Retry-After)" },
+    },
+    handler: ({ sql, state, params, miner }) =>
+      prepareEval(sql, {
+        submissionId: String(params.submission_id),
+        hotkey: miner.hotkey,
+        secretKey: state.secretKey,
+        verifier: state.verifier,
+        taskSet: state.taskSet,
+      }),
+  });
+
+  router.signed({
+    method: "GET",
+    path: "/submissions/:submission_id/eval/status",
+    summary: "The submission's eval runs, newest first (paged; cursor at most 512 characters)",
+    tags: ["eval"],
+    params: SubmissionIdParams,
+    query: EvalStatusQuery,
+    responses: {
+      200: { description: "One page of runs", schema: EvalHistoryResponse },
+      400: { description: "invalid_cursor" },
+      ...OWNER_ERRORS,
+    },
+    handler: ({ sql, state, params, query, miner }) =>
+      evalStatus(sql, {
+        submissionId: String(params.submission_id),
+        hotkey: miner.hotkey,
+        cursor: query.cursor,
+        limit: query.limit,
+        secretKey: state.secretKey,
+      }),
+  });
+}
