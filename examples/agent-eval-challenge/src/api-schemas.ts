@@ -758,3 +758,40 @@ export const EvalHistoryResponse = Type.Object(
   },
   { additionalProperties: false, title: "EvalHistoryResponse" },
 );
+
+/** eval/retry and eval/cancel: the run acted on (compare-and-swap on the current run). */
+export const EvalExpectedRunRequest = Type.Object(
+  { expected_run_id: ReviewId },
+  { additionalProperties: false, title: "EvalExpectedRunRequest" },
+);
+
+/** eval/failure: the run, a reason code from a closed set, one bounded message. */
+export const EvalFailureRequest = Type.Object(
+  {
+    expected_run_id: ReviewId,
+    reason_code: Type.Union([
+      Type.Literal("deploy_failed"),
+      Type.Literal("tunnel_failed"),
+      Type.Literal("key_release_unavailable"),
+      Type.Literal("no_result"),
+    ]),
+    message: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false, title: "EvalFailureRequest" },
+);
+
+/** eval/cancel and eval/failure: the run's state now, and the failure record if any. */
+export const EvalMutationResponse = Type.Object(
+  {
+    run_id: ReviewId,
+    state: EvalRunState,
+    failure: Type.Union([
+      Type.Object(
+        { reason_code: Type.String(), message: Type.String() },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ]),
+  },
+  { additionalProperties: false, title: "EvalMutationResponse" },
+);

@@ -6,7 +6,10 @@
 import { defineChallenge } from "@platform/challenge-sdk";
 import { createAgentEvalState } from "./agent-eval-state.js";
 import {
+  EvalExpectedRunRequest,
+  EvalFailureRequest,
   EvalHistoryResponse,
+  EvalMutationResponse,
   EvalPlan,
   EvalPrepareResponse,
   EvalRunState,
@@ -104,6 +107,9 @@ export const challenge = defineChallenge({
     EvalPlan,
     EvalPrepareResponse,
     EvalHistoryResponse,
+    EvalExpectedRunRequest,
+    EvalFailureRequest,
+    EvalMutationResponse,
   },
   config: Settings,
   migrations: new URL("../migrations/", import.meta.url),

@@ -9,6 +9,16 @@ export const EVAL_ERROR_CODES = {
   reviewNotAllowed: "review_not_allowed",
   /** 409: the allowing report is older than 24 h: the owner revalidates, or the miner resubmits. */
   reviewStale: "review_stale",
+  /** 404: no run with this id for this submission. */
+  runNotFound: "run_not_found",
+  /** 409: the named run is not the submission's current one (the body names the current). */
+  staleRun: "stale_run",
+  /** 409: retry needs a cancelled, expired or failed current run. */
+  runNotRetryable: "run_not_retryable",
+  /** 409: the submission has issued its 8 runs. */
+  runLimitReached: "run_limit_reached",
+  /** 409: the allowing review has authorised its 3 runs. */
+  reviewRunLimitReached: "review_run_limit_reached",
   /** 503: the quote verifier cannot re-verify the stored review now; nothing was issued. */
   verifierUnavailable: "verifier_unavailable",
 } as const;

@@ -4,10 +4,18 @@
  */
 import { type ChallengeRouter, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { EvalHistoryResponse, EvalPrepareResponse, EvalStatusQuery } from "../api-schemas.js";
+import {
+  EvalExpectedRunRequest,
+  EvalFailureRequest,
+  EvalHistoryResponse,
+  EvalMutationResponse,
+  EvalPrepareResponse,
+  EvalStatusQuery,
+} from "../api-schemas.js";
 import type { Settings } from "../settings.js";
 import { evalStatus } from "./eval-status.js";
 import { prepareEval } from "./prepare-eval.js";
+import { cancelEval, failEval, retryEval } from "./run-mutations.js";
 
 const SubmissionIdParams = Type.Object({
   submission_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
@@ -66,6 +74,87 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
         cursor: query.cursor,
         limit: query.limit,
         secretKey: state.secretKey,
+      }),
+  });
+
+  router.signed({
+    method: "POST",
+    path: "/submissions/:submission_id/eval/retry",
+    summary: "A fresh run after a cancelled, expired or failed one",
+    description:
+      "expected_run_id must be the current run (409 stale_run) and cancelled, expired or " +
+      "error (409 run_not_retryable). The launch and the allow are checked again as for " +
+      "prepare; at most 3 runs per allowing review, 8 per submission. The new run's token is " +
+      "in this answer only.",
+    tags: ["eval"],
+    params: SubmissionIdParams,
+    body: EvalExpectedRunRequest,
+    responses: {
+      200: { description: "The new run, with its token", schema: EvalPrepareResponse },
+      ...OWNER_ERRORS,
+      404: { description: "submission_not_found, run_not_found" },
+      409: {
+        description:
+          "stale_run, run_not_retryable, run_limit_reached, review_run_limit_reached, " +
+          "not_launched, review_not_allowed, review_stale",
+      },
+      503: { description: "verifier_unavailable: nothing issued" },
+    },
+    handler: ({ sql, state, params, miner, body }) =>
+      retryEval(sql, {
+        submissionId: String(params.submission_id),
+        hotkey: miner.hotkey,
+        secretKey: state.secretKey,
+        verifier: state.verifier,
+        taskSet: state.taskSet,
+        expectedRunId: body.expected_run_id,
+      }),
+  });
+
+  router.signed({
+    method: "POST",
+    path: "/submissions/:submission_id/eval/cancel",
+    summary: "Cancel the current run before any result (its token dies with it)",
+    tags: ["eval"],
+    params: SubmissionIdParams,
+    body: EvalExpectedRunRequest,
+    responses: {
+      200: { description: "The run, cancelled", schema: EvalMutationResponse },
+      ...OWNER_ERRORS,
+      404: { description: "submission_not_found, run_not_found" },
+      409: { description: "stale_run, invalid_transition (a result was received)" },
+    },
+    handler: ({ sql, params, miner, body }) =>
+      cancelEval(sql, {
+        submissionId: String(params.submission_id),
+        hotkey: miner.hotkey,
+        expectedRunId: body.expected_run_id,
+      }),
+  });
+
+  router.signed({
+    method: "POST",
+    path: "/submissions/:submission_id/eval/failure",
+    summary: "Record why the current run failed before any result",
+    description:
+      "reason_code: deploy_failed, tunnel_failed, key_release_unavailable or no_result; one " +
+      "record, the run becomes error (retryable).",
+    tags: ["eval"],
+    params: SubmissionIdParams,
+    body: EvalFailureRequest,
+    responses: {
+      200: { description: "The run, failed", schema: EvalMutationResponse },
+      ...OWNER_ERRORS,
+      404: { description: "submission_not_found, run_not_found" },
+      409: { description: "stale_run, invalid_transition (a result was received)" },
+    },
+    handler: ({ sql, params, miner, body }) =>
+      failEval(sql, {
+        submissionId: String(params.submission_id),
+        hotkey: miner.hotkey,
+        expectedRunId: body.expected_run_id,
+        reasonCode: body.reason_code,
+        message: body.message,
       }),
   });
 }

@@ -1,0 +1,102 @@
+/**
+ * Issues one immutable eval run inside the caller's transaction (which holds the submission row
+ * and has checked the launch and the verified allow): the run token (only its sha256 stored and
+ * named in the plan), the plan v1 and its digest, the run row, the submission's current-run
+ * pointer, the run's "issue" status event and the submission's move to eval_running.
+ */
+import type { TransactionSql } from "@platform/challenge-sdk";
+import { CapabilityDomain, deriveKey, issueCapabilityToken, KeyLabel } from "../crypto/index.js";
+import type { OwnedSubmission } from "../review/index.js";
+import {
+  appendStatusEvent,
+  EVAL_RUN_TTL_SECONDS,
+  type EvalRunState,
+  transitionSubmission,
+} from "../state/index.js";
+import { buildEvalPlan, DEFAULT_TRIALS, type EvalPlan, newRunId } from "./eval-plan.js";
+import type { TaskSet } from "./task-set.js";
+import type { VerifiedAllow } from "./verified-allow.js";
+
+export const EVAL_TOKEN_ENV_KEY = "EVAL_RUN_TOKEN";
+
+/** eval/prepare's and eval/retry's answer; the token only in the answer that issued the run. */
+export interface EvalPrepareAnswer {
+  run_id: string;
+  submission_id: number;
+  state: EvalRunState;
+  plan: EvalPlan;
+  plan_digest: string;
+  expires_at: string;
+  secret_delivery?: { env_key: typeof EVAL_TOKEN_ENV_KEY; token: string };
+}
+
+export async function issueRun(
+  tx: TransactionSql,
+  input: {
+    submission: OwnedSubmission;
+    allow: VerifiedAllow;
+    runNumber: number;
+    reviewRunNumber: number;
+    predecessorId: string | null;
+    secretKey: Buffer;
+    taskSet: TaskSet;
+  },
+): Promise<EvalPrepareAnswer> {
+  const { submission, allow } = input;
+  const [{ now }] = (await tx`select now() as now`) as unknown as [{ now: Date }];
+  const runId = newRunId();
+  const { token, sha256 } = issueCapabilityToken(
+    deriveKey(input.secretKey, KeyLabel.runToken),
+    CapabilityDomain.evalRun,
+    runId,
+  );
+  const expiresAt = new Date(now.getTime() + EVAL_RUN_TTL_SECONDS * 1000);
+  const { plan, digest } = buildEvalPlan({
+    runId,
+    submissionId: submission.id,
+    runNumber: input.runNumber,
+    allow,
+    agentSha256: submission.artifact_sha256,
+    taskSet: input.taskSet,
+    trials: DEFAULT_TRIALS,
+    runTokenSha256: sha256,
+    issuedAt: now,
+    expiresAt,
+  });
+  await tx`
+    insert into eval_runs (
+      id, submission_id, review_assignment_id, run_number, review_run_number, predecessor_id,
+      state, plan, plan_sha256, token_sha256, token_delivered_at, nonce, issued_at, expires_at)
+    values (
+      ${runId}, ${submission.id}, ${allow.assignmentId}, ${input.runNumber},
+      ${input.reviewRunNumber}, ${input.predecessorId}, 'prepared', ${tx.json(plan as never)},
+      ${digest}, ${sha256}, ${now}, ${plan.nonce}, ${now}, ${expiresAt})`;
+  await tx`update submissions set current_eval_run_id = ${runId} where id = ${submission.id}`;
+  await appendStatusEvent(tx, {
+    submissionId: submission.id,
+    machine: "eval_run",
+    subjectId: runId,
+    event: "issue",
+    fromState: null,
+    toState: "prepared",
+    actor: "miner",
+    reasonCode: input.predecessorId === null ? null : "retry",
+    reason: null,
+    at: now,
+  });
+  await transitionSubmission(tx, {
+    submissionId: submission.id,
+    event: "eval_issue",
+    actor: "miner",
+    now,
+  });
+  return {
+    run_id: runId,
+    submission_id: Number(submission.id),
+    state: "prepared",
+    plan,
+    plan_digest: digest,
+    expires_at: expiresAt.toISOString(),
+    secret_delivery: { env_key: EVAL_TOKEN_ENV_KEY, token },
+  };
+}
