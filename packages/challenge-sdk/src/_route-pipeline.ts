@@ -231,7 +231,9 @@ async function run(
         headers,
         body,
         ...(miner ? { miner } : {}),
-        ...(route.access === "signed" ? { rawBody: read?.bytes } : {}),
+        // The exact bytes behind a parsed body: a signature or a byte-exact (canonical JSON)
+        // check needs them, and the request stream is spent by now.
+        ...(read || route.access === "signed" ? { rawBody: read?.bytes } : {}),
         ...(route.access === "bridge" ? { filename } : {}),
       };
   let response: Response;

@@ -241,3 +241,49 @@ describe("signed routes through the verify pool", () => {
     },
   );
 });
+
+describe("the raw body beside a parsed one", () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await createTestDatabase({ backend: "pglite" });
+  });
+  afterAll(() => db?.close());
+
+  const challenge = defineChallenge({
+    slug: "unit",
+    version: "1",
+    weights: () => ({}),
+    routes: (r) => {
+      r.public({
+        method: "POST",
+        path: "/v1/exact",
+        body: Type.Object({ n: Type.Integer() }),
+        handler: ({ body, rawBody }) => ({
+          n: body.n,
+          raw: rawBody === undefined ? null : Buffer.from(rawBody).toString("utf8"),
+        }),
+      });
+      r.public({
+        method: "GET",
+        path: "/v1/none",
+        handler: ({ rawBody }) => ({ has_raw: rawBody !== undefined }),
+      });
+    },
+  });
+
+  it("hands a handler the exact bytes it parsed (for byte-exact checks), none without a body", async () => {
+    const running = await startOn(challenge, { env, db });
+    try {
+      const sent = '{ "n" :7 }';
+      const answer = await fetch(`${running.url}/v1/exact`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: sent,
+      });
+      expect(await answer.json()).toEqual({ n: 7, raw: sent });
+      expect(await (await fetch(`${running.url}/v1/none`)).json()).toEqual({ has_raw: false });
+    } finally {
+      await running.close();
+    }
+  });
+});

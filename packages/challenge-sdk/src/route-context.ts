@@ -52,6 +52,11 @@ export interface RequestContext<
   query: Q;
   headers: H;
   body: B;
+  /**
+   * The exact bytes of the request body, when the route declares one (`body`): for checks on
+   * the bytes themselves, such as byte-exact canonical JSON or a signature over the body.
+   */
+  rawBody?: Uint8Array;
 }
 
 /** The miner a signed route verified: its canonical ss58 hotkey and the spent nonce. */
