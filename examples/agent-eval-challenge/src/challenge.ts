@@ -12,7 +12,11 @@ import {
   EvalMutationResponse,
   EvalPlan,
   EvalPrepareResponse,
+  EvalReceiptResponse,
+  EvalResult,
+  EvalResultCore,
   EvalRunState,
+  EvalTaskResult,
   EventLogEntry,
   MinerEnvLaunchResponse,
   MinerEnvMetadataResponse,
@@ -50,9 +54,11 @@ import {
 } from "./api-schemas.js";
 import { minerEnvRoutes } from "./env/env-routes.js";
 import { evalRoutes } from "./eval/eval-routes.js";
+import { evalVmRoutes } from "./eval/eval-vm-routes.js";
 import { reviewRoutes } from "./review/index.js";
 import { Settings } from "./settings.js";
 import { submissionRoutes } from "./submissions/submission-routes.js";
+import { agentEvalWeights } from "./weights/agent-weights.js";
 
 /** The interface version this service implements (GET /version `api_version`). */
 export const INTERFACE_VERSION = "1.0.1";
@@ -110,6 +116,10 @@ export const challenge = defineChallenge({
     EvalExpectedRunRequest,
     EvalFailureRequest,
     EvalMutationResponse,
+    EvalTaskResult,
+    EvalResultCore,
+    EvalResult,
+    EvalReceiptResponse,
   },
   config: Settings,
   migrations: new URL("../migrations/", import.meta.url),
@@ -119,8 +129,8 @@ export const challenge = defineChallenge({
     reviewRoutes(router);
     minerEnvRoutes(router);
     evalRoutes(router);
+    evalVmRoutes(router);
   },
-  // Scores reach the service only through the Eval result route (part 2 of the service, not
-  // here yet): until then no run is accepted and the weights are empty (the master burns).
-  weights: () => ({ epoch: null, weights: {} }),
+  // Rebuilt from the immutable eval results on every call (src/weights/agent-weights.ts).
+  weights: ({ sql, state }) => agentEvalWeights(sql, state.options.weightsMode),
 });

@@ -56,6 +56,11 @@ export const Settings = Type.Object({
     default: 3 * 3600,
     description: "One accepted submission per hotkey per window (0: no limit)",
   }),
+  WEIGHTS_MODE: Type.Union([Type.Literal("winner_take_all"), Type.Literal("best_per_hotkey")], {
+    default: "winner_take_all",
+    description:
+      "winner_take_all: the best complete result takes the weight; best_per_hotkey: each hotkey's best score, normalised",
+  }),
 });
 export type Settings = ConfigOf<typeof Settings>;
 
@@ -72,6 +77,7 @@ export interface AgentEvalOptions {
     measurements: string[];
   };
   submissionWindowSeconds: number;
+  weightsMode: "winner_take_all" | "best_per_hotkey";
 }
 
 /** The options of `config`, or a ConfigError naming every problem. */
@@ -112,5 +118,6 @@ export function resolveSettings(
       measurements: [...new Set(measurements)],
     },
     submissionWindowSeconds: config.SUBMISSION_WINDOW_SECONDS,
+    weightsMode: config.WEIGHTS_MODE,
   };
 }

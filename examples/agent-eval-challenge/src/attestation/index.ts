@@ -56,3 +56,8 @@ export {
   type TdxQuoteParts,
   type TdxQuoteSignatureData,
 } from "./tdx-quote.js";
+export {
+  type AttestationBlock,
+  type AttestationVerdict,
+  verifyAttestation,
+} from "./verify-attestation.js";

@@ -15,7 +15,7 @@
 import type { Logger } from "@platform/challenge-sdk";
 import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import type { QuoteVerifier } from "../attestation/index.js";
-import { replayEventLog, reviewReportData } from "../attestation/index.js";
+import { reviewReportData, verifyAttestation } from "../attestation/index.js";
 import { deriveKey, KeyLabel, seal } from "../crypto/index.js";
 import {
   type AssignmentEvent,
@@ -210,28 +210,9 @@ export async function verifyQuote(
   pending: PendingVerification,
 ): Promise<ReviewVerificationRecord | "unavailable"> {
   const { attestation, review_core: core } = pending.envelope;
-  const verdict = await verifier.verify(Buffer.from(attestation.quote, "base64"), {
-    reportData: pending.expectedReportData,
-    measurements: [],
-  });
+  const verdict = await verifyAttestation(verifier, attestation, pending.expectedReportData);
   if (verdict.status === "unavailable") return "unavailable";
   if (verdict.status === "rejected") return rejection(verifier, verdict.code, verdict.message);
-  const replayed = replayEventLog(attestation.event_log);
-  const quoted = verdict.quote.body.rtmrs.map((register) => register.toString("hex"));
-  if (replayed.some((register, index) => register !== quoted[index])) {
-    return rejection(
-      verifier,
-      "event_log_mismatch",
-      "replaying the event log does not give the quote's RTMRs",
-    );
-  }
-  if (attestation.measurement !== verdict.measurement) {
-    return rejection(
-      verifier,
-      "measurement_mismatch",
-      "the envelope claims another measurement than the quote's MRTD",
-    );
-  }
   const outcome = ({ allow: "allowed", reject: "rejected", escalate: "escalated" } as const)[
     core.verdict
   ];

@@ -1,0 +1,52 @@
+// One attestation block ({quote, event_log, measurement}) checked against the report_data it
+// must bind: the configured quote verifier (signature chain, report_data, measurement
+// allow-list), then the event log replayed against the quote's RTMRs, then the claimed
+// measurement against the quote's MRTD. Shared by review reports and eval results, so both are
+// held to exactly the same standard.
+
+import type { EventLogEntry } from "./event-log.js";
+import { replayEventLog } from "./event-log.js";
+import type { QuoteVerifier } from "./quote-verifier.js";
+
+export interface AttestationBlock {
+  readonly quote: string;
+  readonly event_log: readonly EventLogEntry[];
+  readonly measurement: string;
+}
+
+export type AttestationVerdict =
+  | { readonly status: "verified"; readonly measurement: string }
+  | { readonly status: "rejected"; readonly code: string; readonly message: string }
+  | { readonly status: "unavailable" };
+
+export async function verifyAttestation(
+  verifier: QuoteVerifier,
+  attestation: AttestationBlock,
+  expectedReportData: Buffer,
+): Promise<AttestationVerdict> {
+  const verdict = await verifier.verify(Buffer.from(attestation.quote, "base64"), {
+    reportData: expectedReportData,
+    measurements: [],
+  });
+  if (verdict.status === "unavailable") return { status: "unavailable" };
+  if (verdict.status === "rejected") {
+    return { status: "rejected", code: verdict.code, message: verdict.message };
+  }
+  const replayed = replayEventLog(attestation.event_log);
+  const quoted = verdict.quote.body.rtmrs.map((register) => register.toString("hex"));
+  if (replayed.some((register, index) => register !== quoted[index])) {
+    return {
+      status: "rejected",
+      code: "event_log_mismatch",
+      message: "replaying the event log does not give the quote's RTMRs",
+    };
+  }
+  if (attestation.measurement !== verdict.measurement) {
+    return {
+      status: "rejected",
+      code: "measurement_mismatch",
+      message: "the claimed measurement is not the quote's MRTD",
+    };
+  }
+  return { status: "verified", measurement: verdict.measurement };
+}

@@ -1,0 +1,113 @@
+// Helpers of the eval tests: a submission taken through the real routes to a prepared run
+// (review allowed with a development quote, env confirmed empty, launched, eval/prepare), and
+// results built the way the reference eval worker builds them, posted as canonical bytes.
+import { expect } from "vitest";
+import {
+  DEV_MEASUREMENT,
+  type EventLogEntry,
+  loadDevAttestationKey,
+  measuredEvent,
+  replayEventLog,
+  signDevQuote,
+} from "../../src/attestation/index.js";
+import { canonicalJson, type JsonValue } from "../../src/crypto/index.js";
+import type { EvalPlan } from "../../src/eval/eval-plan.js";
+import { buildEvalResult, type EvalResult } from "../../src/eval/eval-result.js";
+import type { AgentEvalTest } from "../agent-eval-kit.js";
+import {
+  envelopeFor,
+  postReport,
+  type ReadyAssignment,
+  readyForReport,
+} from "../review/report-kit.js";
+
+export interface PreparedRun extends ReadyAssignment {
+  runId: string;
+  runToken: string;
+  plan: EvalPlan;
+  planDigest: string;
+}
+
+/** A fresh miner's submission with an issued eval run. */
+export async function preparedRun(t: AgentEvalTest): Promise<PreparedRun> {
+  const ready = await readyForReport(t);
+  expect((await postReport(t, ready, await envelopeFor(ready))).status).toBe(202);
+  const base = `/submissions/${ready.submissionId}`;
+  await t.signedFetch(`${base}/env/confirm-empty`, { method: "POST", miner: ready.miner });
+  expect(
+    (await t.signedFetch(`${base}/launch`, { method: "POST", miner: ready.miner })).status,
+  ).toBe(200);
+  const prepared = await t.signedFetch(`${base}/eval/prepare`, {
+    method: "POST",
+    miner: ready.miner,
+  });
+  expect(prepared.status).toBe(200);
+  const body = (await prepared.json()) as {
+    run_id: string;
+    plan: EvalPlan;
+    plan_digest: string;
+    secret_delivery: { token: string };
+  };
+  return {
+    ...ready,
+    runId: body.run_id,
+    runToken: body.secret_delivery.token,
+    plan: body.plan,
+    planDigest: body.plan_digest,
+  };
+}
+
+const devKey = loadDevAttestationKey();
+
+export interface ResultOptions {
+  /** Trial scores by task id (default: every plan task, every trial 1). */
+  trials?: Record<string, number[]>;
+  completedAt?: string;
+  eventLog?: EventLogEntry[];
+  quoteReportData?: Buffer;
+  quoteRtmrs?: [string, string, string, string];
+}
+
+/** The result of `run`, honest unless told otherwise. */
+export function resultFor(run: PreparedRun, options: ResultOptions = {}): Promise<EvalResult> {
+  const trials =
+    options.trials ??
+    Object.fromEntries(
+      run.plan.task_set.task_ids.map((id) => [id, Array(run.plan.trials).fill(1)]),
+    );
+  const eventLog = options.eventLog ?? [measuredEvent(3, "evaluator", "test-evaluator 1")];
+  return buildEvalResult({
+    plan: run.plan,
+    planDigest: run.planDigest,
+    trials: Object.entries(trials).map(([task_id, trial_scores]) => ({ task_id, trial_scores })),
+    evaluator: { name: "test-evaluator", version: "1" },
+    completedAt: options.completedAt ?? new Date().toISOString(),
+    eventLog,
+    measurement: DEV_MEASUREMENT,
+    vmConfig: { vcpus: 2, memory_mib: 2048, image_digest: `sha256:${"e".repeat(64)}` },
+    quote: (reportData) =>
+      signDevQuote({
+        privateKeyPem: devKey.privateKeyPem,
+        reportData: options.quoteReportData ?? reportData,
+        rtmrs: options.quoteRtmrs ?? replayEventLog(eventLog),
+      }),
+  });
+}
+
+/** POST the result as canonical bytes (or exactly `raw`) with the run token. */
+export function postResult(
+  t: AgentEvalTest,
+  run: PreparedRun,
+  result: EvalResult | null,
+  options: { raw?: string; token?: string | null } = {},
+) {
+  const token = options.token === undefined ? run.runToken : options.token;
+  return t.fetch(`/evaluation/v1/runs/${run.runId}/result`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+    },
+    body: options.raw ?? canonicalJson(result as unknown as JsonValue),
+  });
+}
