@@ -23,6 +23,10 @@ import {
   MinerEnvUpdateRequest,
   PublicStatus,
   RateLimitedResponse,
+  ReplayAuditRequestListResponse,
+  ReplayAuditRequestResponse,
+  ReplayAuditResultRequest,
+  ReplayAuditResultResponse,
   ReviewApprovalRequest,
   ReviewApprovalResponse,
   ReviewAssignmentCore,
@@ -55,6 +59,7 @@ import {
 import { minerEnvRoutes } from "./env/env-routes.js";
 import { evalRoutes } from "./eval/eval-routes.js";
 import { evalVmRoutes } from "./eval/eval-vm-routes.js";
+import { replayAuditRoutes } from "./eval/replay-audit-routes.js";
 import { reviewRoutes } from "./review/index.js";
 import { Settings } from "./settings.js";
 import { submissionRoutes } from "./submissions/submission-routes.js";
@@ -120,6 +125,10 @@ export const challenge = defineChallenge({
     EvalResultCore,
     EvalResult,
     EvalReceiptResponse,
+    ReplayAuditRequestResponse,
+    ReplayAuditRequestListResponse,
+    ReplayAuditResultRequest,
+    ReplayAuditResultResponse,
   },
   config: Settings,
   migrations: new URL("../migrations/", import.meta.url),
@@ -130,6 +139,7 @@ export const challenge = defineChallenge({
     minerEnvRoutes(router);
     evalRoutes(router);
     evalVmRoutes(router);
+    replayAuditRoutes(router);
   },
   // Rebuilt from the immutable eval results on every call (src/weights/agent-weights.ts).
   weights: ({ sql, state }) => agentEvalWeights(sql, state.options.weightsMode),

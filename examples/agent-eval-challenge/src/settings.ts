@@ -56,6 +56,20 @@ export const Settings = Type.Object({
     default: 3 * 3600,
     description: "One accepted submission per hotkey per window (0: no limit)",
   }),
+  REPLAY_AUDIT_RATE: Type.Number({
+    minimum: 0,
+    maximum: 1,
+    default: 0.02,
+    description: "Share of accepted, fully attested runs the replay-audit sampler selects",
+  }),
+  REPLAY_AUDIT_SEED: Type.Optional(
+    Type.String({
+      minLength: 8,
+      maxLength: 128,
+      description:
+        "The sampler's seed (default: derived from SECRET_KEY_FILE, so miners cannot predict it)",
+    }),
+  ),
   WEIGHTS_MODE: Type.Union([Type.Literal("winner_take_all"), Type.Literal("best_per_hotkey")], {
     default: "winner_take_all",
     description:
@@ -78,6 +92,7 @@ export interface AgentEvalOptions {
   };
   submissionWindowSeconds: number;
   weightsMode: "winner_take_all" | "best_per_hotkey";
+  replayAudit: { rate: number; seed: string | null };
 }
 
 /** The options of `config`, or a ConfigError naming every problem. */
@@ -119,5 +134,6 @@ export function resolveSettings(
     },
     submissionWindowSeconds: config.SUBMISSION_WINDOW_SECONDS,
     weightsMode: config.WEIGHTS_MODE,
+    replayAudit: { rate: config.REPLAY_AUDIT_RATE, seed: config.REPLAY_AUDIT_SEED ?? null },
   };
 }
