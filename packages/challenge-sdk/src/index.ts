@@ -1,9 +1,9 @@
 /**
  * @platform/challenge-sdk: what a challenge author reaches for. `defineChallenge` (settings,
  * state, routes of every kind, weights), `runChallenge`, TypeBox, errors and responses, weights
- * helpers, secrets. The rest has its own entry: `/jobs` (the job queue and workers), `/tasks`
- * (running containers), `/testing` (the testing kit), and, for the master, `/proxy-contract`
- * and `/sandbox`. docs/challenge-sdk.md lists every export, one line each.
+ * helpers, secrets, a safe ZIP reader. The rest has its own entry: `/jobs` (the job queue and
+ * workers), `/tasks` (running containers), `/testing` (the testing kit), and, for the master,
+ * `/proxy-contract` and `/sandbox`. docs/challenge-sdk.md lists every export, one line each.
  */
 
 // Errors, responses and secrets come from core, so a challenge needs no second platform package.
@@ -21,6 +21,15 @@ export {
 } from "@platform/core";
 // Schemas are written with the SDK's own TypeBox, so authors never mix two copies.
 export { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
+// Reading an uploaded ZIP safely: both reference challenges take one from miners.
+export {
+  type ReadZipOptions,
+  readZip,
+  ZIP_LIMITS,
+  type ZipFileEntry,
+  type ZipLimits,
+} from "./bundle/read-zip.js";
+export type { ZipError, ZipErrorCode, ZipResult } from "./bundle/zip-error.js";
 export { type ChallengeSettings, ConfigError, type ConfigOf } from "./challenge-config.js";
 export type { ChallengeDefinition } from "./challenge-definition.js";
 export type { ChallengeInstance, StartOptions } from "./challenge-instance.js";

@@ -130,6 +130,7 @@ describe("the SDK's main entry", () => {
     for (const name of INTERNAL) expect(main).not.toHaveProperty(name);
     expect(typeof main["defineChallenge"]).toBe("function");
     expect(typeof main["runChallenge"]).toBe("function");
+    expect(typeof main["readZip"]).toBe("function");
   });
 });
 

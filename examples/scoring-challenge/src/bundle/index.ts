@@ -14,4 +14,4 @@ export {
 } from "./bundle-path.js";
 export { decodeBase64Bundle, MAX_BASE64_CHARS } from "./decode-base64.js";
 export { type Bundle, openBase64Bundle, openBundle, REQUIRED_FILES } from "./open-bundle.js";
-export { type BundleFile, readZip, ZIP_LIMITS, type ZipLimits } from "./read-zip.js";
+export { type BundleFile, readBundleZip } from "./read-bundle-zip.js";

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
+import { ZIP_LIMITS, type ZipLimits } from "@platform/challenge-sdk";
 import { type BundleResult, refuse } from "./bundle-error.js";
 import { decodeBase64Bundle } from "./decode-base64.js";
-import { type BundleFile, readZip, ZIP_LIMITS, type ZipLimits } from "./read-zip.js";
+import { type BundleFile, readBundleZip } from "./read-bundle-zip.js";
 
 /** The two scripts every bundle must hold (the harness imports them by these names). */
 export const REQUIRED_FILES: readonly string[] = ["architecture.py", "training.py"];
@@ -19,7 +20,7 @@ export interface Bundle {
 }
 
 /**
- * Check a bundle ZIP: every structural rule of {@link readZip}, then the contract's files at the
+ * Check a bundle ZIP: every structural rule of {@link readBundleZip}, then the contract's files at the
  * bundle's root. Whether those files define `build_model(ctx)` and `train(ctx)` is judged by the
  * harness's gate over a real parse tree, not here.
  */
@@ -27,7 +28,7 @@ export async function openBundle(
   zip: Buffer,
   limits: ZipLimits = ZIP_LIMITS,
 ): Promise<BundleResult<Bundle>> {
-  const read = await readZip(zip, limits);
+  const read = await readBundleZip(zip, limits);
   if (!read.ok) return read;
   const files = read.value;
   const paths = new Set(files.map((file) => file.path));

@@ -1,8 +1,9 @@
 /**
  * @platform/challenge-sdk/testing: run a challenge on a fresh test database in one call, sign as
  * a miner, act as the master, the conformance suite every challenge runs on itself, and an
- * OpenAPI-driven fuzz suite for any server (a challenge's or the master's). Kept
- * out of the main entry so a challenge's runtime code never loads vitest.
+ * OpenAPI-driven fuzz suite for any server (a challenge's or the master's), and a byte-level ZIP
+ * writer for hostile archives. Kept out of the main entry so a challenge's runtime code never
+ * loads vitest.
  */
 
 // Which databases to run a suite on (real PostgreSQL when it answers, and embedded PGlite), so a
@@ -41,3 +42,4 @@ export {
   startTestChallenge,
   type TestChallenge,
 } from "./start-test-challenge.js";
+export { writeZip, type ZipEntrySpec } from "./zip-writer.js";

@@ -1,13 +1,17 @@
+/**
+ * A safe reader for a ZIP held in memory (a miner's upload, a stored artifact): every entry
+ * checked from the central directory before a byte is inflated, every inflate capped by the size
+ * the entry declares, every refusal a result with a stable code instead of an exception.
+ */
 import { crc32, inflateRawSync } from "node:zlib";
 import yauzl from "yauzl";
-import { type BundleResult, refuse } from "./bundle-error.js";
-import { bundlePathProblem } from "./bundle-path.js";
+import { zipRefusal as refuse, type ZipResult } from "./zip-error.js";
+import { unsafeZipPath } from "./zip-path.js";
 
-/** One file of a bundle: its path inside the bundle, its bytes and their UTF-8 text. */
-export interface BundleFile {
+/** One file of a ZIP: its path inside the archive and its bytes. */
+export interface ZipFileEntry {
   path: string;
   data: Buffer;
-  text: string;
 }
 
 /** The caps a ZIP is read under. */
@@ -23,6 +27,19 @@ export const ZIP_LIMITS: Readonly<ZipLimits> = Object.freeze({
   maxFiles: 200,
   maxUnpackedBytes: 2 * 1024 * 1024,
 });
+
+export interface ReadZipOptions {
+  /** Default {@link ZIP_LIMITS}. */
+  limits?: ZipLimits;
+  /** How messages name the archive ("bundle", "agent ZIP"); default "archive". */
+  noun?: string;
+  /**
+   * The caller's own naming rules, on top of the safe-path rules: a message refuses the entry
+   * (code `path_refused`), null accepts it. `isFile` is false for a directory entry (its path
+   * without the trailing "/").
+   */
+  checkPath?: (path: string, isFile: boolean) => string | null;
+}
 
 // Unix file types in the high half of the external attributes (any host may set them).
 const S_IFMT = 0o170000;
@@ -41,11 +58,18 @@ interface Listed {
   entry: yauzl.Entry;
 }
 
+interface ReadSettings {
+  limits: ZipLimits;
+  noun: string;
+  checkPath: ((path: string, isFile: boolean) => string | null) | undefined;
+}
+
 /**
- * Read a bundle ZIP held in memory, refusing (never throwing) on the first problem: more than
+ * Read a ZIP held in memory, refusing (never throwing) on the first problem: more than
  * `maxFiles` files or `maxUnpackedBytes` unpacked, a symlink or other special file, an absolute,
- * escaping or non-plain name, a disallowed extension, a duplicate (also by case), a path that is
- * both a file and a directory, an encrypted or unsupported entry, bytes that are not UTF-8.
+ * escaping or non-plain name, a name `checkPath` refuses, a duplicate (also by case), a path that
+ * is both a file and a directory, an encrypted or unsupported entry, a size or CRC that lies.
+ * The bytes are returned as they are: whether they must be text is the caller's rule.
  *
  * Zip-bomb safe: the central directory is checked first (declared sizes included) before a
  * single byte is inflated, and each entry is inflated with its declared size as a hard output
@@ -53,21 +77,26 @@ interface Listed {
  */
 export async function readZip(
   zip: Buffer,
-  limits: ZipLimits = ZIP_LIMITS,
-): Promise<BundleResult<BundleFile[]>> {
+  options: ReadZipOptions = {},
+): Promise<ZipResult<ZipFileEntry[]>> {
+  const settings: ReadSettings = {
+    limits: options.limits ?? ZIP_LIMITS,
+    noun: options.noun ?? "archive",
+    checkPath: options.checkPath,
+  };
   let zipfile: yauzl.ZipFile;
   try {
     // decodeStrings off: names stay raw bytes, checked here with messages that name them.
     zipfile = await yauzl.fromBufferPromise(zip, { decodeStrings: false, lazyEntries: true });
   } catch (error) {
-    return refuse("invalid_zip", `code is not a readable ZIP archive: ${(error as Error).message}`);
+    return refuse("invalid_zip", `not a readable ZIP archive: ${(error as Error).message}`);
   }
   try {
-    const listed = await listEntries(zipfile, limits);
+    const listed = await listEntries(zipfile, settings);
     if (!listed.ok) return listed;
-    const files: BundleFile[] = [];
+    const files: ZipFileEntry[] = [];
     for (const { path, entry } of listed.value) {
-      const file = await extract(zip, zipfile, path, entry);
+      const file = await extract(zip, zipfile, path, entry, settings.noun);
       if (!file.ok) return file;
       files.push(file.value);
     }
@@ -80,14 +109,14 @@ export async function readZip(
 /** Pass 1, metadata only: every rule that can be judged from the central directory. */
 async function listEntries(
   zipfile: yauzl.ZipFile,
-  limits: ZipLimits,
-): Promise<BundleResult<Listed[]>> {
+  { limits, noun, checkPath }: ReadSettings,
+): Promise<ZipResult<Listed[]>> {
   // Directory entries are free but not unbounded: the count of all entries is checked before
   // reading any, so a directory of a million names costs nothing.
   if (zipfile.entryCount > limits.maxFiles * 2) {
     return refuse(
       "too_many_files",
-      `bundle lists ${zipfile.entryCount} entries; at most ${limits.maxFiles} files are allowed`,
+      `${noun} lists ${zipfile.entryCount} entries; at most ${limits.maxFiles} files are allowed`,
     );
   }
   const files: Listed[] = [];
@@ -98,7 +127,7 @@ async function listEntries(
   try {
     entries = zipfile.eachEntry();
   } catch (error) {
-    return refuse("invalid_zip", `code is not a readable ZIP archive: ${(error as Error).message}`);
+    return refuse("invalid_zip", `not a readable ZIP archive: ${(error as Error).message}`);
   }
   while (true) {
     let next: IteratorResult<yauzl.Entry>;
@@ -115,60 +144,57 @@ async function listEntries(
       name = utf8.decode(raw);
     } catch {
       return refuse(
-        "bundle_invalid_path",
-        `bundle holds a name that is not UTF-8: ${JSON.stringify(raw.toString("latin1"))}`,
+        "invalid_path",
+        `${noun} holds a name that is not UTF-8: ${JSON.stringify(raw.toString("latin1"))}`,
       );
     }
     const mode = (entry.externalFileAttributes >>> 16) & S_IFMT;
     const isDirectory = name.endsWith("/");
     const path = isDirectory ? name.slice(0, -1) : name;
 
-    const problem = bundlePathProblem(path, !isDirectory);
-    if (problem) {
-      const code =
-        problem.rule === "extension" ? "bundle_forbidden_extension" : "bundle_invalid_path";
-      // A link gets named as a link even when its name would also fail: it is the worse finding.
-      if (mode !== S_IFLNK) return refuse(code, problem.message);
+    const unsafe = unsafeZipPath(path, noun);
+    const refused = unsafe === null ? (checkPath?.(path, !isDirectory) ?? null) : null;
+    // A link gets named as a link even when its name would also fail: it is the worse finding.
+    if (mode !== S_IFLNK) {
+      if (unsafe !== null) return refuse("invalid_path", unsafe);
+      if (refused !== null) return refuse("path_refused", refused);
     }
-    if (mode === S_IFLNK) return refuse("bundle_symlink", `bundle holds a symlink: ${path}`);
+    if (mode === S_IFLNK) return refuse("symlink", `${noun} holds a symlink: ${path}`);
     if (mode !== 0 && mode !== S_IFREG && mode !== S_IFDIR) {
       return refuse(
-        "bundle_special_file",
-        `bundle holds a special file (not a regular file or directory): ${path}`,
+        "special_file",
+        `${noun} holds a special file (not a regular file or directory): ${path}`,
       );
     }
     if (entry.isEncrypted()) {
-      return refuse("bundle_unreadable_entry", `bundle holds an encrypted entry: ${path}`);
+      return refuse("unreadable_entry", `${noun} holds an encrypted entry: ${path}`);
     }
 
     if (isDirectory) {
       if (entry.uncompressedSize !== 0 || mode === S_IFREG) {
         return refuse(
-          "bundle_directory_conflict",
-          `bundle holds a directory entry that is a file: ${name}`,
+          "directory_conflict",
+          `${noun} holds a directory entry that is a file: ${name}`,
         );
       }
       directories.add(path);
       continue;
     }
     if (mode === S_IFDIR || (entry.externalFileAttributes & DOS_DIRECTORY) !== 0) {
-      return refuse(
-        "bundle_directory_conflict",
-        `bundle holds a directory stored as a file: ${path}`,
-      );
+      return refuse("directory_conflict", `${noun} holds a directory stored as a file: ${path}`);
     }
     if (entry.compressionMethod !== STORED && entry.compressionMethod !== DEFLATED) {
       return refuse(
-        "bundle_unreadable_entry",
-        `bundle holds ${path} compressed with method ${entry.compressionMethod}; use deflate or store`,
+        "unreadable_entry",
+        `${noun} holds ${path} compressed with method ${entry.compressionMethod}; use deflate or store`,
       );
     }
     const twin = lowerCased.get(path.toLowerCase());
-    if (twin === path) return refuse("bundle_duplicate_path", `bundle holds ${path} twice`);
+    if (twin === path) return refuse("duplicate_path", `${noun} holds ${path} twice`);
     if (twin !== undefined) {
       return refuse(
-        "bundle_duplicate_path",
-        `bundle holds two paths that differ only in case: ${twin} and ${path}`,
+        "duplicate_path",
+        `${noun} holds two paths that differ only in case: ${twin} and ${path}`,
       );
     }
     lowerCased.set(path.toLowerCase(), path);
@@ -176,14 +202,14 @@ async function listEntries(
     if (files.length === limits.maxFiles) {
       return refuse(
         "too_many_files",
-        `bundle holds more than ${limits.maxFiles} files (stopped at ${path})`,
+        `${noun} holds more than ${limits.maxFiles} files (stopped at ${path})`,
       );
     }
     unpacked += entry.uncompressedSize;
     if (unpacked > limits.maxUnpackedBytes) {
       return refuse(
         "unpacked_too_large",
-        `bundle unpacks to more than ${formatBytes(limits.maxUnpackedBytes)} (stopped at ${path})`,
+        `${noun} unpacks to more than ${formatBytes(limits.maxUnpackedBytes)} (stopped at ${path})`,
       );
     }
     files.push({ path, entry });
@@ -198,10 +224,7 @@ async function listEntries(
   }
   for (const path of directories) {
     if (filePaths.has(path)) {
-      return refuse(
-        "bundle_directory_conflict",
-        `bundle uses ${path} both as a file and as a directory`,
-      );
+      return refuse("directory_conflict", `${noun} uses ${path} both as a file and as a directory`);
     }
   }
   return { ok: true, value: files };
@@ -213,7 +236,8 @@ async function extract(
   zipfile: yauzl.ZipFile,
   path: string,
   entry: yauzl.Entry,
-): Promise<BundleResult<BundleFile>> {
+  noun: string,
+): Promise<ZipResult<ZipFileEntry>> {
   let start: number;
   try {
     ({ fileDataStart: start } = await zipfile.readLocalFileHeaderPromise(entry, { minimal: true }));
@@ -237,7 +261,7 @@ async function extract(
       return refuse(
         bomb ? "unpacked_too_large" : "invalid_zip",
         bomb
-          ? `bundle holds ${path}, which inflates past its declared ${declared} bytes`
+          ? `${noun} holds ${path}, which inflates past its declared ${declared} bytes`
           : `${path}: damaged compressed data (${(error as Error).message})`,
       );
     }
@@ -249,16 +273,7 @@ async function extract(
     );
   }
   if (crc32(data) !== entry.crc32) return refuse("invalid_zip", `${path}: CRC mismatch`);
-  let text: string;
-  try {
-    text = utf8.decode(data);
-  } catch {
-    return refuse("bundle_not_text", `bundle holds ${path}, which is not UTF-8 text`);
-  }
-  if (text.includes("\u0000")) {
-    return refuse("bundle_not_text", `bundle holds ${path}, which contains NUL bytes`);
-  }
-  return { ok: true, value: { path, data, text } };
+  return { ok: true, value: { path, data } };
 }
 
 function formatBytes(bytes: number): string {
