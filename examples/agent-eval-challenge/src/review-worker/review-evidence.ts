@@ -1,0 +1,68 @@
+/**
+ * The evidence a report carries, and what the TD measures: `review-findings.json` (every finding
+ * and every file the review read, by path, size and sha256), and the RTMR3 events that pin the
+ * reviewer, the rules, the artifact and the model request into the quote.
+ */
+import { createHash } from "node:crypto";
+import { type EventLogEntry, measuredEvent } from "../attestation/index.js";
+import type {
+  EvidenceInput,
+  ReviewFindingRecord,
+  ReviewVerdict,
+} from "../review/review-envelope.js";
+
+/** The runtime register the worker extends (RTMR3: the workload's, after boot). */
+export const WORKLOAD_RTMR = 3;
+
+export interface FindingsEvidenceInput {
+  verdict: ReviewVerdict;
+  staticVerdict: ReviewVerdict;
+  modelVerdict: ReviewVerdict | null;
+  findings: readonly ReviewFindingRecord[];
+  files: readonly { path: string; data: Buffer }[];
+  /** Why the ZIP could not be read (its files are then not listed). */
+  zipError: { code: string; message: string } | null;
+}
+
+/** review-findings.json, as its exact bytes. */
+export function findingsEvidence(input: FindingsEvidenceInput): EvidenceInput {
+  const document = {
+    schema_version: "review-findings/v1",
+    verdict: input.verdict,
+    static_verdict: input.staticVerdict,
+    model_verdict: input.modelVerdict,
+    findings: input.findings,
+    zip_error: input.zipError,
+    files: input.files.map((file) => ({
+      path: file.path,
+      size: file.data.length,
+      sha256: createHash("sha256").update(file.data).digest("hex"),
+    })),
+  };
+  return {
+    name: "review-findings.json",
+    mediaType: "application/json",
+    bytes: Buffer.from(JSON.stringify(document), "utf8"),
+  };
+}
+
+export interface MeasuredInputs {
+  reviewer: { name: string; version: string };
+  rulesRevisionId: string;
+  artifactSha256: string;
+  modelRequestSha256: string;
+}
+
+/** The worker's RTMR3 events, in the order it measures them. */
+export function reviewEventLog(inputs: MeasuredInputs): EventLogEntry[] {
+  return [
+    measuredEvent(
+      WORKLOAD_RTMR,
+      "reviewer-version",
+      `${inputs.reviewer.name}@${inputs.reviewer.version}`,
+    ),
+    measuredEvent(WORKLOAD_RTMR, "rules-revision", inputs.rulesRevisionId),
+    measuredEvent(WORKLOAD_RTMR, "artifact-sha256", inputs.artifactSha256),
+    measuredEvent(WORKLOAD_RTMR, "model-request-sha256", inputs.modelRequestSha256),
+  ];
+}

@@ -1,0 +1,358 @@
+/**
+ * One review, start to report: the assignment, its artifact (re-hashed), the rules (checked),
+ * the static checks, the planned model request bound before any model connection, the optional
+ * model opinion, the evidence and the event log, a development quote over all of it, and the
+ * report (retried identically while the verifier is unavailable). A failure before the report is
+ * recorded with the failure route so the assignment does not sit until it expires.
+ */
+import { createHash } from "node:crypto";
+import { availableParallelism, totalmem } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
+import { readZip, type ZipFileEntry } from "@platform/challenge-sdk";
+import {
+  DEV_MEASUREMENT,
+  loadDevAttestationKey,
+  replayEventLog,
+  signDevQuote,
+} from "../attestation/index.js";
+import { canonicalDigest, type JsonValue } from "../crypto/index.js";
+import type { ReviewAssignmentCore } from "../review/issue-assignment.js";
+import {
+  buildReviewEnvelope,
+  type EvidenceInput,
+  type ReviewEnvelope,
+  type ReviewFindingRecord,
+  type ReviewVerdict,
+} from "../review/review-envelope.js";
+import {
+  callModel,
+  ModelUnavailableError,
+  newRequestId,
+  planModelCall,
+  planNoModelCall,
+} from "./model-review.js";
+import { findingsEvidence, reviewEventLog } from "./review-evidence.js";
+import { checksFromRulesBundle, RulesInvalidError } from "./review-rules.js";
+import { MAX_FINDINGS, runStaticChecks, stricterVerdict, verdictOf } from "./static-checks.js";
+import { type ReviewVmClient, reviewVmClient } from "./vm-client.js";
+import { REVIEWER, type WorkerSettings } from "./worker-settings.js";
+
+/** An agent ZIP is at most 1 MiB packed; this bounds what it may unpack to. */
+export const AGENT_ZIP_LIMITS = Object.freeze({
+  maxFiles: 500,
+  maxUnpackedBytes: 16 * 1024 * 1024,
+});
+/** How long the report is retried while the verifier is unavailable. */
+export const REPORT_RETRY_BUDGET_MS = 120_000;
+
+/** The reason codes the worker records with the failure route. */
+export type FailureReason =
+  | "artifact_mismatch"
+  | "rules_invalid"
+  | "model_call_refused"
+  | "model_unavailable"
+  | "report_refused"
+  | "worker_error";
+
+export interface RunOptions {
+  /** Where each step's line goes (default: stdout). */
+  log?: (line: string) => void;
+  /** Upper bound of the report's 503 retries, in milliseconds. */
+  reportRetryBudgetMs?: number;
+}
+
+/** What the run ended with: a receipted report, or why none was. */
+export type RunResult =
+  | { receipted: true; verdict: ReviewVerdict; outcome: string; state: string }
+  | { receipted: false; reason: FailureReason | "unreachable"; message: string };
+
+class ReviewFailure extends Error {
+  constructor(
+    readonly reason: FailureReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const sha256Hex = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
+
+/** Run one review for the assignment of `settings.token`; never throws. */
+export async function runReview(
+  settings: WorkerSettings,
+  options: RunOptions = {},
+): Promise<RunResult> {
+  const say = (line: string) => (options.log ?? console.log)(`review-worker: ${line}`);
+  const client = reviewVmClient(settings.challengeUrl, settings.assignmentId, settings.token);
+  say(`assignment ${settings.assignmentId} at ${settings.challengeUrl}`);
+  try {
+    return await review(settings, client, say, options);
+  } catch (error) {
+    const failure =
+      error instanceof ReviewFailure
+        ? error
+        : new ReviewFailure("worker_error", String((error as Error)?.message ?? error));
+    say(`failed (${failure.reason}): ${failure.message}`);
+    try {
+      const recorded = await client.failure(failure.reason, failure.message);
+      say(`failure recorded: HTTP ${recorded.status}`);
+    } catch (recordError) {
+      say(`failure not recorded: ${(recordError as Error).message}`);
+      return { receipted: false, reason: "unreachable", message: failure.message };
+    }
+    return { receipted: false, reason: failure.reason, message: failure.message };
+  }
+}
+
+async function review(
+  settings: WorkerSettings,
+  client: ReviewVmClient,
+  say: (line: string) => void,
+  options: RunOptions,
+): Promise<RunResult> {
+  const answer = await client.assignment();
+  const body = answer.body as {
+    assignment?: ReviewAssignmentCore;
+    assignment_digest?: string;
+    state?: string;
+  } | null;
+  if (answer.status !== 200 || !body?.assignment || typeof body.assignment_digest !== "string") {
+    // 401/410: the token opens nothing any more, so there is no failure to record either.
+    say(`the assignment answered HTTP ${answer.status}; nothing to review`);
+    return { receipted: false, reason: "unreachable", message: `assignment HTTP ${answer.status}` };
+  }
+  const core = body.assignment;
+  const assignmentDigest = body.assignment_digest;
+  if (canonicalDigest(core as unknown as JsonValue) !== assignmentDigest) {
+    throw new ReviewFailure(
+      "worker_error",
+      "the assignment's digest is not the digest of its core",
+    );
+  }
+  say(`assignment state ${body.state}, submission ${core.submission_id}, attempt ${core.attempt}`);
+
+  const artifact = await client.artifact();
+  if (artifact.bytes === null) {
+    throw new ReviewFailure(
+      "artifact_mismatch",
+      `the artifact route answered HTTP ${artifact.status}`,
+    );
+  }
+  const artifactSha256 = sha256Hex(artifact.bytes);
+  if (artifactSha256 !== core.artifact_sha256 || artifact.bytes.length !== core.artifact_size) {
+    throw new ReviewFailure(
+      "artifact_mismatch",
+      `the artifact's sha256 ${artifactSha256} (${artifact.bytes.length} bytes) is not the assignment's ${core.artifact_sha256}`,
+    );
+  }
+  say(`artifact ${artifactSha256} (${artifact.bytes.length} bytes) matches the assignment`);
+
+  const rules = await client.rules();
+  if (rules.status !== 200)
+    throw new ReviewFailure("rules_invalid", `the rules route answered HTTP ${rules.status}`);
+  let checks: ReturnType<typeof checksFromRulesBundle>;
+  try {
+    checks = checksFromRulesBundle(rules.body, core.rules_revision_id);
+  } catch (error) {
+    if (error instanceof RulesInvalidError) throw new ReviewFailure("rules_invalid", error.message);
+    throw error;
+  }
+  say(`rules revision ${core.rules_revision_id}: ${checks.length} static checks`);
+
+  // An unreadable ZIP is the agent's fault, not the worker's: a blocking finding, then a report.
+  const read = await readZip(artifact.bytes, { limits: AGENT_ZIP_LIMITS, noun: "agent ZIP" });
+  const files: ZipFileEntry[] = read.ok ? read.value : [];
+  const findings: ReviewFindingRecord[] = read.ok
+    ? runStaticChecks(checks, files)
+    : [
+        {
+          check_id: "artifact-unreadable",
+          severity: "block",
+          message: read.error.message.slice(0, 1024),
+        },
+      ];
+  const staticVerdict = verdictOf(findings);
+  say(
+    read.ok
+      ? `static checks: ${files.length} files, ${findings.length} findings, verdict ${staticVerdict}`
+      : `the agent ZIP is unreadable (${read.error.code}): verdict reject`,
+  );
+
+  // Rule 18: the request's exact bytes are bound before any connection to the model.
+  const requestId = newRequestId();
+  const planned =
+    settings.model === null || !read.ok
+      ? planNoModelCall(requestId)
+      : planModelCall(requestId, settings.model, files, findings);
+  const bound = await client.modelCallStarted(planned.record);
+  if (bound.status !== 200) {
+    throw new ReviewFailure(
+      "model_call_refused",
+      `model-call-started answered HTTP ${bound.status} ${JSON.stringify(bound.body)?.slice(0, 300)}`,
+    );
+  }
+  say(
+    `model call bound: request ${planned.record.request_id}, ${planned.record.provider}/${planned.record.model} at ${planned.record.endpoint_host}, sha256 ${planned.record.request_sha256}`,
+  );
+
+  let verdict = staticVerdict;
+  let modelVerdict: ReviewVerdict | null = null;
+  let responseSha256: string | null = null;
+  const evidence: EvidenceInput[] = [];
+  if (settings.model !== null && planned.body !== null) {
+    let opinion: Awaited<ReturnType<typeof callModel>>;
+    try {
+      opinion = await callModel(settings.model, planned);
+    } catch (error) {
+      if (error instanceof ModelUnavailableError)
+        throw new ReviewFailure("model_unavailable", error.message);
+      throw error;
+    }
+    modelVerdict = opinion.verdict;
+    responseSha256 = opinion.responseSha256;
+    verdict = stricterVerdict(staticVerdict, opinion.verdict);
+    if (opinion.verdict !== "allow" && findings.length < MAX_FINDINGS) {
+      findings.push({
+        check_id: "model-review",
+        severity: opinion.verdict === "reject" ? "block" : "escalate",
+        message: (
+          `the model's verdict is ${opinion.verdict}: ${opinion.reasons.join("; ")}` ||
+          opinion.verdict
+        ).slice(0, 1024),
+      });
+    }
+    evidence.push({
+      name: "model-transcript.json",
+      mediaType: "application/json",
+      bytes: opinion.transcript,
+    });
+    say(`model verdict ${opinion.verdict}; review verdict ${verdict}`);
+  }
+  evidence.unshift(
+    findingsEvidence({
+      verdict,
+      staticVerdict,
+      modelVerdict,
+      findings,
+      files,
+      zipError: read.ok ? null : read.error,
+    }),
+  );
+
+  const eventLog = reviewEventLog({
+    reviewer: REVIEWER,
+    rulesRevisionId: core.rules_revision_id,
+    artifactSha256,
+    modelRequestSha256: planned.record.request_sha256,
+  });
+  const key = loadDevAttestationKey(settings.devAttestationKeyFile);
+  const envelope = await buildReviewEnvelope({
+    assignment: core,
+    assignmentDigest,
+    verdict,
+    summary: summarize(verdict, findings, modelVerdict).slice(0, 2048),
+    findings,
+    modelCall: {
+      request_id: planned.record.request_id,
+      request_sha256: planned.record.request_sha256,
+      response_sha256: responseSha256,
+    },
+    evidence,
+    reviewer: REVIEWER,
+    reportedAt: new Date().toISOString(),
+    eventLog,
+    vmConfig: {
+      vcpus: Math.min(1024, availableParallelism()),
+      memory_mib: Math.min(16_777_216, Math.max(1, Math.floor(totalmem() / 1024 / 1024))),
+      image_digest: settings.imageDigest,
+    },
+    measurement: DEV_MEASUREMENT,
+    quote: (reportData) =>
+      signDevQuote({
+        privateKeyPem: key.privateKeyPem,
+        reportData,
+        mrtd: DEV_MEASUREMENT,
+        rtmrs: replayEventLog(eventLog),
+      }),
+  });
+  say(
+    `report built: verdict ${verdict}, review digest ${envelope.review_digest} (development quote)`,
+  );
+  return postReport(
+    client,
+    envelope,
+    verdict,
+    say,
+    options.reportRetryBudgetMs ?? REPORT_RETRY_BUDGET_MS,
+  );
+}
+
+function summarize(
+  verdict: ReviewVerdict,
+  findings: readonly ReviewFindingRecord[],
+  model: ReviewVerdict | null,
+): string {
+  const checks = [...new Set(findings.map((finding) => finding.check_id))];
+  const found = checks.length === 0 ? "no findings" : `findings: ${checks.join(", ")}`;
+  return `${verdict} by ${REVIEWER.name} ${REVIEWER.version}: ${found}; model: ${model ?? "not configured"}`;
+}
+
+/** POST the envelope; on 503 (or no answer) the identical envelope again, with backoff. */
+async function postReport(
+  client: ReviewVmClient,
+  envelope: ReviewEnvelope,
+  verdict: ReviewVerdict,
+  say: (line: string) => void,
+  budgetMs: number,
+): Promise<RunResult> {
+  const deadline = Date.now() + budgetMs;
+  let delayMs = 1_000;
+  for (let attempt = 1; ; attempt += 1) {
+    let answer: Awaited<ReturnType<ReviewVmClient["report"]>> | null = null;
+    try {
+      answer = await client.report(envelope);
+    } catch (error) {
+      say(`report attempt ${attempt}: no answer (${(error as Error).message})`);
+    }
+    if (answer !== null && (answer.status === 200 || answer.status === 202)) {
+      const receipt = answer.body as {
+        state?: string;
+        verification?: { status?: string; outcome?: string; code?: string | null };
+      };
+      const verification = receipt?.verification;
+      say(
+        `report receipted (HTTP ${answer.status}): assignment ${receipt?.state}, verification ${verification?.status}` +
+          `${verification?.code ? ` (${verification.code})` : ""}, outcome ${verification?.outcome}`,
+      );
+      return {
+        receipted: true,
+        verdict,
+        outcome: String(verification?.outcome),
+        state: String(receipt?.state),
+      };
+    }
+    if (answer !== null && answer.status !== 503) {
+      throw new ReviewFailure(
+        "report_refused",
+        `the report route answered HTTP ${answer.status} ${JSON.stringify(answer.body)?.slice(0, 300)}`,
+      );
+    }
+    const waitMs = Math.min(
+      answer?.retryAfter !== null && answer?.retryAfter !== undefined
+        ? answer.retryAfter * 1000
+        : delayMs,
+      30_000,
+    );
+    if (Date.now() + waitMs > deadline) {
+      throw new ReviewFailure(
+        "report_refused",
+        `the verifier stayed unavailable for ${Math.round(budgetMs / 1000)} s`,
+      );
+    }
+    say(
+      `report attempt ${attempt}: verifier unavailable, the same envelope again in ${Math.round(waitMs / 1000)} s`,
+    );
+    await sleep(waitMs);
+    delayMs = Math.min(delayMs * 2, 30_000);
+  }
+}
