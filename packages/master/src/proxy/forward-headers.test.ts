@@ -74,9 +74,19 @@ describe("passthroughRequestHeaders", () => {
     });
   });
 
-  it("drops credentials, forged identity and hop-by-hop headers", () => {
+  it("passes the client's Authorization (a challenge's own bearer), unless it is a master credential", () => {
+    expect(out.authorization).toBe("Bearer stolen");
+    const held = passthroughRequestHeaders(
+      incoming,
+      identity,
+      "12",
+      (value) => value === "Bearer stolen",
+    );
+    expect(held.authorization).toBeUndefined();
+  });
+
+  it("drops the master's credentials, forged identity and hop-by-hop headers", () => {
     for (const name of [
-      "authorization",
       "x-admin-token",
       "cookie",
       "x-platform-verified-hotkey",
@@ -117,7 +127,7 @@ describe("passthroughRequestHeaders", () => {
   it.each([
     "X-Platform-Anything",
     "X-CORE-VERIFIED-HOTKEY",
-    "Authorization",
+    "X-ADMIN-TOKEN",
     "Cookie",
     "Proxy-Foo",
     "x-api-verified",
@@ -130,6 +140,10 @@ describe("passthroughRequestHeaders", () => {
     "x_verified_user",
   ])("strips %s whatever its case or underscore spelling", (name) => {
     expect(isStrippedRequestHeader(name)).toBe(true);
+  });
+
+  it("leaves Authorization to the passthrough's master-credential check", () => {
+    expect(isStrippedRequestHeader("Authorization")).toBe(false);
   });
 });
 

@@ -32,8 +32,11 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
 ]);
 
 // Credentials meant for the master (never for a challenge), and what the master sets itself.
+// Authorization is not among them: the public listener takes no master credential (the admin
+// API has its own listener), and challenges authenticate their own callers with it (the
+// agent-eval interface's review and run tokens). The one Authorization the master does hold
+// back is its admin token (see passthroughRequestHeaders).
 const MASTER_ONLY: ReadonlySet<string> = new Set([
-  "authorization",
   "x-admin-token",
   "cookie",
   "host",
@@ -69,7 +72,7 @@ export function isHopByHop(name: string, connection: ReadonlySet<string> = new S
 
 /**
  * True for a request header a client must not get through to a challenge: hop-by-hop headers,
- * the master's own credentials (Authorization, X-Admin-Token, Cookie), and every header a
+ * the master's own credentials (X-Admin-Token, Cookie), and every header a
  * challenge could read as the platform speaking (X-Platform-*, X-Core-*, *-Verified-*,
  * Forwarded, X-Forwarded-*, X-Real-Ip, X-Request-Id, X-Submission-Filename), which the master
  * sets itself, in any spelling with underscores for hyphens.
@@ -115,21 +118,29 @@ export function platformHeaders(
   return out;
 }
 
+/** Whether an Authorization value carries one of the master's own credentials. */
+export type MasterCredentialCheck = (authorization: string) => boolean;
+
 /**
  * The headers of a passthrough request: the client's, less everything
  * {@link isStrippedRequestHeader} refuses, plus {@link platformHeaders}. Miner signature headers
- * (X-Hotkey, X-Signature, X-Nonce, X-Timestamp) pass, so a challenge can verify them itself.
+ * (X-Hotkey, X-Signature, X-Nonce, X-Timestamp) pass, so a challenge can verify them itself, and
+ * so does Authorization (a challenge's own bearer tokens), unless `isMasterCredential` says it
+ * carries the master's admin token: a misdirected admin client never hands it to a challenge.
  * `contentLength` is the client's Content-Length when the body is forwarded as it came.
  */
 export function passthroughRequestHeaders(
   incoming: RequestHeaderReader,
   identity: ForwardIdentity,
   contentLength?: string | null,
+  isMasterCredential?: MasterCredentialCheck,
 ): Record<string, string> {
   const connection = connectionOptions(incoming.get("connection"));
   const out: Record<string, string> = {};
   incoming.forEach((value, name) => {
-    if (!isStrippedRequestHeader(name, connection)) out[name] = value;
+    if (isStrippedRequestHeader(name, connection)) return;
+    if (name.toLowerCase() === "authorization" && isMasterCredential?.(value)) return;
+    out[name] = value;
   });
   if (contentLength) out["content-length"] = contentLength;
   return Object.assign(out, platformHeaders(incoming, identity));

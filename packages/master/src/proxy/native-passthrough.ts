@@ -94,7 +94,12 @@ async function forward(
         base,
         target: `${target.path}${target.query}`,
         method,
-        headers: passthroughRequestHeaders(headers, identity, forwarded.contentLength),
+        headers: passthroughRequestHeaders(
+          headers,
+          identity,
+          forwarded.contentLength,
+          deps.isMasterCredential,
+        ),
         body,
       },
       writer,

@@ -253,7 +253,7 @@ describe.each(await testBackends())("public passthrough on %s", (backend) => {
   });
 
   describe("headers", () => {
-    it("strips forged platform identity, credentials and hop-by-hop headers; passes signature headers", async () => {
+    it("strips forged platform identity, the master's credentials and hop-by-hop headers; passes signature headers and Authorization", async () => {
       const res = await get("/challenges/live/echo", {
         "X-Platform-Challenge-Slug": "evil",
         "X-Platform-Proxy": "false",
@@ -303,7 +303,6 @@ describe.each(await testBackends())("public passthrough on %s", (backend) => {
         "x-core-request-hash",
         "x-core-challenge-slug",
         "x-verified-user",
-        "authorization",
         "x-admin-token",
         "cookie",
         "forwarded",
@@ -317,6 +316,19 @@ describe.each(await testBackends())("public passthrough on %s", (backend) => {
         expect(h[name], name).toBeUndefined();
       }
       expect(JSON.stringify(h)).not.toContain(t.adminToken);
+      // A challenge's own bearer passes (the agent-eval review and run tokens need it).
+      expect(h.authorization).toEqual(["Bearer stolen-token"]);
+    });
+
+    it("never forwards the master's admin token as Authorization, in either spelling", async () => {
+      for (const value of [`Bearer ${t.adminToken}`, t.adminToken, `bearer  ${t.adminToken}`]) {
+        const before = up.seen.length;
+        const res = await get("/challenges/live/echo", { Authorization: value });
+        expect(res.status).toBe(200);
+        const h = up.seen[before]!.headers;
+        expect(h.authorization, value).toBeUndefined();
+        expect(JSON.stringify(h)).not.toContain(t.adminToken);
+      }
     });
 
     it("strips X-Submission-Filename and underscore spellings of identity headers", async () => {

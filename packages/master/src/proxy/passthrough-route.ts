@@ -12,6 +12,7 @@ import { activeUpstream } from "./_active-upstream.js";
 import { streamedBody } from "./_request-body.js";
 import {
   type ForwardIdentity,
+  type MasterCredentialCheck,
   passthroughRequestHeaders,
   type RequestHeaderReader,
 } from "./forward-headers.js";
@@ -22,6 +23,8 @@ import type { UpstreamClient } from "./upstream-client.js";
 export interface ProxyDependencies {
   store: ChallengeStore;
   upstream: UpstreamClient;
+  /** True for an Authorization carrying the master's admin token: never forwarded. */
+  isMasterCredential?: MasterCredentialCheck;
 }
 
 /** Methods the passthrough forwards. */
@@ -100,6 +103,7 @@ export function registerPassthroughRoutes(app: App, deps: ProxyDependencies): vo
         ctx.request.headers,
         forwardIdentity(ctx, target.slug),
         contentLength,
+        deps.isMasterCredential,
       ),
       body,
       signal: ctx.request.signal,

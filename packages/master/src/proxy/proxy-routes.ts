@@ -1,4 +1,5 @@
 import type { MasterContext } from "../master-context.js";
+import { masterCredentialCheck } from "./master-credential.js";
 import { createNativePassthrough, type NativePassthrough } from "./native-passthrough.js";
 import { NonceStore } from "./nonce-store.js";
 import { registerPassthroughRoutes } from "./passthrough-route.js";
@@ -21,9 +22,10 @@ export function registerProxyRoutes(context: MasterContext): NativePassthrough {
     log: log.child({ component: "proxy" }),
   });
   const nonces = new NonceStore(database.sql, { log });
+  const isMasterCredential = masterCredentialCheck(config.adminToken);
   // The specific routes first: /v1/challenges/... never reaches the passthrough, but reading
   // the registrations top-down should say so.
-  registerSubmissionStatusRoute(app, { store, upstream });
+  registerSubmissionStatusRoute(app, { store, upstream, isMasterCredential });
   const upload = registerSignedUploadRoute(app, {
     store,
     upstream,
@@ -37,6 +39,6 @@ export function registerProxyRoutes(context: MasterContext): NativePassthrough {
     await upload.close();
     await upstream.close();
   });
-  registerPassthroughRoutes(app, { store, upstream });
-  return createNativePassthrough({ store, upstream, log });
+  registerPassthroughRoutes(app, { store, upstream, isMasterCredential });
+  return createNativePassthrough({ store, upstream, log, isMasterCredential });
 }

@@ -43,7 +43,12 @@ export function registerSubmissionStatusRoute(app: App, deps: ProxyDependencies)
         base,
         target: `/v1/submissions/${encodeSegment(id)}${query}`,
         method: "GET",
-        headers: passthroughRequestHeaders(ctx.request.headers, forwardIdentity(ctx, slug)),
+        headers: passthroughRequestHeaders(
+          ctx.request.headers,
+          forwardIdentity(ctx, slug),
+          undefined,
+          deps.isMasterCredential,
+        ),
         signal: ctx.request.signal,
       });
     },
