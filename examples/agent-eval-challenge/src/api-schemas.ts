@@ -939,3 +939,15 @@ export const ReplayAuditResultResponse = Type.Object(
   },
   { additionalProperties: false, title: "ReplayAuditResultResponse" },
 );
+
+/** owner revalidate (rule 23): the pending request the miner's next eval/prepare honours. */
+export const EvalRevalidateResponse = Type.Object(
+  {
+    submission_id: Type.Integer({ minimum: 1 }),
+    revalidation_id: ReviewId,
+    requested_at: Timestamp,
+    previous_run_id: ReviewId,
+    state: Type.Literal("pending"),
+  },
+  { additionalProperties: false, title: "EvalRevalidateResponse" },
+);

@@ -10,11 +10,13 @@ import {
   EvalHistoryResponse,
   EvalMutationResponse,
   EvalPrepareResponse,
+  EvalRevalidateResponse,
   EvalStatusQuery,
 } from "../api-schemas.js";
 import type { Settings } from "../settings.js";
 import { evalStatus } from "./eval-status.js";
 import { prepareEval } from "./prepare-eval.js";
+import { requestRevalidation } from "./revalidate.js";
 import { cancelEval, failEval, retryEval } from "./run-mutations.js";
 
 const SubmissionIdParams = Type.Object({
@@ -155,6 +157,32 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
         expectedRunId: body.expected_run_id,
         reasonCode: body.reason_code,
         message: body.message,
+      }),
+  });
+
+  router.signed({
+    method: "POST",
+    path: "/owner/submissions/:submission_id/revalidate",
+    summary: "Owner: evaluate the same immutable artifact again (rule 23)",
+    description:
+      "OWNER_HOTKEY only (403 not_owner). Records a pending request: the miner's next " +
+      "eval/prepare issues a new run and its token, after the allow is re-verified (its 24 h " +
+      "freshness waived). The earlier accepted result keeps counting for weights until the new " +
+      "one is accepted. 409 run_in_progress while a run is active, nothing_to_revalidate before " +
+      "any run; a repeat answers the pending request.",
+    tags: ["owner"],
+    params: SubmissionIdParams,
+    responses: {
+      200: { description: "The pending revalidation", schema: EvalRevalidateResponse },
+      403: { description: "not_owner" },
+      404: { description: "submission_not_found" },
+      409: { description: "run_in_progress, nothing_to_revalidate" },
+    },
+    handler: ({ sql, state, params, miner }) =>
+      requestRevalidation(sql, {
+        submissionId: String(params.submission_id),
+        hotkey: miner.hotkey,
+        ownerHotkey: state.options.ownerHotkey,
       }),
   });
 }

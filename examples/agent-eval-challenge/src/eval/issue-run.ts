@@ -40,6 +40,8 @@ export async function issueRun(
     predecessorId: string | null;
     secretKey: Buffer;
     taskSet: TaskSet;
+    /** eval_revalidate when the owner's revalidate restarts a finished evaluation. */
+    submissionEvent?: "eval_issue" | "eval_revalidate";
   },
 ): Promise<EvalPrepareAnswer> {
   const { submission, allow } = input;
@@ -80,14 +82,20 @@ export async function issueRun(
     fromState: null,
     toState: "prepared",
     actor: "miner",
-    reasonCode: input.predecessorId === null ? null : "retry",
+    reasonCode:
+      input.submissionEvent === "eval_revalidate"
+        ? "revalidate"
+        : input.predecessorId === null
+          ? null
+          : "retry",
     reason: null,
     at: now,
   });
   await transitionSubmission(tx, {
     submissionId: submission.id,
-    event: "eval_issue",
+    event: input.submissionEvent ?? "eval_issue",
     actor: "miner",
+    reasonCode: input.submissionEvent === "eval_revalidate" ? "revalidate" : null,
     now,
   });
   return {

@@ -10,10 +10,16 @@
 import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import type { QuoteVerifier } from "../attestation/index.js";
 import { lockOwnedSubmission, type OwnedSubmission, reviewTransaction } from "../review/index.js";
-import type { EvalRunState } from "../state/index.js";
+import {
+  ACTIVE_EVAL_RUN_STATES,
+  type EvalRunState,
+  MAX_EVAL_RUNS_PER_REVIEW,
+  MAX_EVAL_RUNS_PER_SUBMISSION,
+} from "../state/index.js";
 import { EVAL_ERROR_CODES } from "./eval-errors.js";
 import type { EvalPlan } from "./eval-plan.js";
 import { type EvalPrepareAnswer, issueRun } from "./issue-run.js";
+import { consumeRevalidation, pendingRevalidation } from "./revalidate.js";
 import type { TaskSet } from "./task-set.js";
 import { confirmAllowUnchanged, verifyAllow } from "./verified-allow.js";
 
@@ -63,34 +69,89 @@ export async function prepareEval(
   sql: Sql,
   request: EvalPrepareRequest,
 ): Promise<EvalPrepareAnswer> {
-  const existing = await reviewTransaction(sql, undefined, async (tx) => {
+  const first = await reviewTransaction(sql, undefined, async (tx) => {
     const submission = await lockOwnedSubmission(tx, request.submissionId, request.hotkey);
     const current = await currentRunAnswer(tx, submission);
-    if (current) return current;
+    if (current) {
+      // A finished run is answered as it is, unless the owner asked for a revalidation.
+      return (await revalidationDue(tx, submission.id, current)) ? { revalidate: true } : current;
+    }
     await requireLaunch(tx, submission.id);
-    return null;
+    return { revalidate: false };
   });
-  if (existing) return existing;
+  if ("run_id" in first) return first;
 
   const allow = await verifyAllow(sql, {
     submissionId: request.submissionId,
     verifier: request.verifier,
     now: new Date(),
+    // The owner's revalidate re-verifies the quote but waives the 24 h freshness: the artifact
+    // and its review are immutable, and the owner chose to evaluate them again.
+    ...(first.revalidate ? { maxAgeMs: Number.POSITIVE_INFINITY } : {}),
   });
 
   return reviewTransaction(sql, undefined, async (tx) => {
     const submission = await lockOwnedSubmission(tx, request.submissionId, request.hotkey);
     const current = await currentRunAnswer(tx, submission);
-    if (current) return current; // a concurrent prepare issued it
+    if (!first.revalidate || !current) {
+      if (current) return current; // a concurrent prepare issued it
+      await confirmAllowUnchanged(tx, submission.id, allow);
+      return issueRun(tx, {
+        submission,
+        allow,
+        runNumber: 1,
+        reviewRunNumber: 1,
+        predecessorId: null,
+        secretKey: request.secretKey,
+        taskSet: request.taskSet,
+      });
+    }
+    const pending = (await revalidationDue(tx, submission.id, current))
+      ? await pendingRevalidation(tx, submission.id)
+      : null;
+    if (!pending) return current; // a concurrent prepare consumed it
     await confirmAllowUnchanged(tx, submission.id, allow);
-    return issueRun(tx, {
+    if (current.plan.run_number >= MAX_EVAL_RUNS_PER_SUBMISSION) {
+      throw new HttpError(
+        409,
+        EVAL_ERROR_CODES.runLimitReached,
+        `The submission has issued its ${MAX_EVAL_RUNS_PER_SUBMISSION} eval runs.`,
+      );
+    }
+    const [{ n }] = (await tx`
+      select count(*)::int as n from eval_runs
+      where review_assignment_id = ${allow.assignmentId}`) as unknown as [{ n: number }];
+    if (n >= MAX_EVAL_RUNS_PER_REVIEW) {
+      throw new HttpError(
+        409,
+        EVAL_ERROR_CODES.reviewRunLimitReached,
+        `The allowing review has authorised its ${MAX_EVAL_RUNS_PER_REVIEW} eval runs.`,
+      );
+    }
+    const issued = await issueRun(tx, {
       submission,
       allow,
-      runNumber: 1,
-      reviewRunNumber: 1,
-      predecessorId: null,
+      runNumber: current.plan.run_number + 1,
+      reviewRunNumber: n + 1,
+      predecessorId: current.run_id,
       secretKey: request.secretKey,
       taskSet: request.taskSet,
+      submissionEvent:
+        submission.state === "completed" || submission.state === "eval_rejected"
+          ? "eval_revalidate"
+          : "eval_issue",
     });
+    await consumeRevalidation(tx, pending.id, issued.run_id);
+    return issued;
   });
+}
+
+/** Whether the current run is over and the owner asked for a new one. */
+async function revalidationDue(
+  tx: TransactionSql,
+  submissionId: string,
+  current: EvalPrepareAnswer,
+): Promise<boolean> {
+  if ((ACTIVE_EVAL_RUN_STATES as readonly string[]).includes(current.state)) return false;
+  return (await pendingRevalidation(tx, submissionId)) !== null;
 }

@@ -59,7 +59,13 @@ async function currentAssignment(
 /** Re-verifies the allowing review of `submissionId` now (409 / 503 otherwise). */
 export async function verifyAllow(
   sql: Sql,
-  input: { submissionId: string; verifier: QuoteVerifier; now: Date },
+  input: {
+    submissionId: string;
+    verifier: QuoteVerifier;
+    now: Date;
+    /** How old the report may be (24 h; an owner's revalidate waives it: Infinity). */
+    maxAgeMs?: number;
+  },
 ): Promise<VerifiedAllow> {
   const row = await currentAssignment(sql, input.submissionId);
   if (
@@ -73,7 +79,10 @@ export async function verifyAllow(
   }
   const envelope = row.report_envelope;
   const core = envelope.review_core;
-  if (input.now.getTime() - Date.parse(core.reported_at) > REVIEW_FRESHNESS_MS) {
+  if (
+    input.now.getTime() - Date.parse(core.reported_at) >
+    (input.maxAgeMs ?? REVIEW_FRESHNESS_MS)
+  ) {
     throw new HttpError(
       409,
       EVAL_ERROR_CODES.reviewStale,

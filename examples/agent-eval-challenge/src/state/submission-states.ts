@@ -35,6 +35,7 @@ export const SUBMISSION_EVENTS = [
   "review_cancel",
   "review_expire",
   "eval_issue",
+  "eval_revalidate",
   "eval_accept",
   "eval_reject",
   "eval_fail",
@@ -75,6 +76,9 @@ export const SUBMISSION_TRANSITIONS: TransitionTable<SubmissionState, Submission
   // A run whose result was refused: terminal, never retried.
   { from: "eval_running", event: "eval_reject", to: "eval_rejected" },
   { from: "eval_running", event: "eval_fail", to: "eval_failed" },
+  // The owner's revalidate (rule 23): a finished evaluation runs again on the same immutable
+  // artifact. Its own event, so nothing a miner calls can restart a final submission.
+  ...rowsFrom(["completed", "eval_rejected"], "eval_revalidate", "eval_running"),
 ];
 
 /** The label miners and the public list see; internal states stay internal. */

@@ -1,9 +1,9 @@
 /**
  * get_weights, rebuilt from the immutable eval results on every call, never from a mutable
  * column: a result counts when it verified and covers every task of its plan with at least one
- * passed task (a 2-of-8 partial run earns nothing). Per submission the latest such result counts
- * (after an owner revalidate the earlier one keeps counting until a new one is accepted); per
- * hotkey its best submission. Winner-take-all by default (ties: the earliest accepted, then the
+ * passed task (a 2-of-8 partial run earns nothing). Per submission its latest accepted result
+ * counts (after an owner revalidate the earlier one keeps counting until a new one is accepted,
+ * and then the new one, whatever it earns); per hotkey its best submission. Winner-take-all by default (ties: the earliest accepted, then the
  * lowest submission id); best_per_hotkey gives each hotkey its best score (the SDK normalises).
  */
 import type { Sql } from "@platform/challenge-sdk";
@@ -21,13 +21,19 @@ export async function agentEvalWeights(
   sql: Sql,
   mode: WeightsMode,
 ): Promise<{ epoch: null; weights: Record<string, number> }> {
-  // The latest verified, complete result of each submission; its score from the immutable core.
-  const rows = await sql<Candidate[]>`
-    select distinct on (e.submission_id)
-      s.hotkey, e.submission_id, (e.result_core ->> 'score')::float8 as score, e.verified_at as accepted_at
-    from eval_results e join submissions s on s.id = e.submission_id
-    where e.complete and e.verification ->> 'status' = 'verified'
-    order by e.submission_id, e.verified_at desc, e.run_id`;
+  // The latest accepted (verified) result of each submission, then only if it is complete: a
+  // newer accepted result replaces an older one even when it earns nothing. Its score comes from
+  // the immutable core.
+  const rows = await sql<(Candidate & { complete: boolean })[]>`
+    select * from (
+      select distinct on (e.submission_id)
+        s.hotkey, e.submission_id, (e.result_core ->> 'score')::float8 as score,
+        e.verified_at as accepted_at, e.complete
+      from eval_results e join submissions s on s.id = e.submission_id
+      where e.verification ->> 'status' = 'verified'
+      order by e.submission_id, e.verified_at desc, e.run_id
+    ) latest
+    where latest.complete`;
   const best = new Map<string, Candidate>();
   for (const row of rows) {
     const held = best.get(row.hotkey);
