@@ -134,11 +134,18 @@ export interface App {
 }
 
 /** A JSON response with an explicit status (handlers may also just return a value: 200). */
-export function json(data: unknown, init: ResponseInit = {}): Response {
+export function json(data: unknown, init?: ResponseInit): Response {
+  // The common case (no headers of the caller's) copies a constant instead of building Headers.
+  if (init?.headers === undefined) {
+    return textResponse(JSON.stringify(data), init ? { ...init, headers: JSON_TYPE } : JSON_INIT);
+  }
   const headers = new Headers(init.headers);
   if (!headers.has("content-type")) headers.set("content-type", "application/json");
   return textResponse(JSON.stringify(data), { ...init, headers });
 }
+
+const JSON_TYPE = { "content-type": "application/json" } as const;
+const JSON_INIT: ResponseInit = { headers: JSON_TYPE };
 
 /** What a handler returned, as a Response: a Response as is, nothing as 204, anything else as JSON. */
 export function toResponse(value: unknown): Response {
@@ -197,6 +204,21 @@ async function readBody(route: AnyRoute, request: Request, defaultLimit: number)
   return parseJsonBody(await readBodyWithLimit(request, limit));
 }
 
+const kLogSource: unique symbol = Symbol("request log source");
+type LazyLogContext = RouteContext & {
+  [kLogSource]: { log: Logger; requestId: string; child: Logger | undefined };
+};
+/** One accessor shared by every request's context (no closure per request). */
+const LAZY_LOG: PropertyDescriptor = {
+  get(this: LazyLogContext): Logger {
+    const source = this[kLogSource];
+    if (source.child === undefined)
+      source.child = source.log.child({ request_id: source.requestId });
+    return source.child;
+  },
+  enumerable: true,
+};
+
 function withRequestId(response: Response, requestId: string): Response {
   try {
     response.headers.set(REQUEST_ID_HEADER, requestId);
@@ -242,11 +264,8 @@ export function createApp(options: AppOptions): App {
       env,
     };
     // Most requests never log: make the request-scoped logger only when a handler asks.
-    let child: Logger | undefined;
-    Object.defineProperty(ctx, "log", {
-      get: () => (child ??= log.child({ request_id: requestId })),
-      enumerable: true,
-    });
+    (ctx as LazyLogContext)[kLogSource] = { log, requestId, child: undefined };
+    Object.defineProperty(ctx, "log", LAZY_LOG);
     // Hooks (auth, rate limits) run first: a refused caller learns nothing from validation
     // errors and costs no body read.
     for (const hook of route.before ?? []) await hook(ctx);

@@ -3,8 +3,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { knownBodyOf } from "./_known-body.js";
+import { nodeRequest } from "./_node-request.js";
 import type { ServerEnv } from "./app.js";
 import { createLogger, type Logger } from "./logger.js";
+import { BODYLESS_METHODS, headersFromRaw, requestBodyStream } from "./request-body-stream.js";
+
+export { requestBodyStream };
 
 /** Anything that answers a web-standard Request: `app.fetch`, or a plain function. */
 export type FetchHandler = (request: Request, env: ServerEnv) => Promise<Response> | Response;
@@ -39,8 +43,6 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-const BODYLESS = new Set(["GET", "HEAD"]);
-
 // Methods fetch's Request refuses to carry (so no handler could ever see them) and no route
 // serves: answered here with a plain 405, never as a failure to log (a TRACE flood must not
 // become an error-log flood).
@@ -52,74 +54,27 @@ const METHOD_NOT_ALLOWED = JSON.stringify({
 });
 
 /**
- * The request body as a web stream, with backpressure (the socket is paused while the stream's
- * queue is full). Not `Readable.toWeb(req)`: on Node 20, cancelling that stream (a 413, a proxy
- * whose upstream failed) makes it enqueue into a closed controller and throw an uncaught
- * ERR_INVALID_STATE. Cancelling this one just stops listening; the adapter then closes the
- * connection instead of leaving unread bytes on a keep-alive socket.
- */
-export function requestBodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
-  let done = false;
-  return new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        req.on("data", (chunk: Buffer) => {
-          if (done) return;
-          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-          if ((controller.desiredSize ?? 0) <= 0) req.pause();
-        });
-        req.once("end", () => {
-          if (done) return;
-          done = true;
-          controller.close();
-        });
-        req.once("error", (error) => {
-          if (done) return;
-          done = true;
-          controller.error(error);
-        });
-        req.once("close", () => {
-          if (done) return;
-          done = true;
-          // The client went away mid-body: readers see an error, not a silently short body.
-          controller.error(new Error("request body aborted by the client"));
-        });
-      },
-      pull() {
-        req.resume();
-      },
-      cancel() {
-        done = true;
-        req.pause();
-      },
-    },
-    { highWaterMark: 64 * 1024, size: (chunk) => chunk.byteLength },
-  );
-}
-
-/**
  * Turn a node request into a web Request whose body streams (never buffered here). The origin
  * is the server's own address: a client's Host header never decides how the URL parses.
  */
 export function toWebRequest(req: IncomingMessage, origin: string, signal: AbortSignal): Request {
-  const headers = new Headers();
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!;
-    const value = req.rawHeaders[i + 1]!;
-    try {
-      headers.append(name, value);
-    } catch {
-      // A header value undici refuses (invalid bytes) is dropped rather than failing the request.
-    }
-  }
   const method = req.method ?? "GET";
-  const target = req.url?.startsWith("/") ? req.url : `/${req.url ?? ""}`;
-  const init: RequestInit & { duplex?: "half" } = { method, headers, signal };
-  if (!BODYLESS.has(method)) {
+  const init: RequestInit & { duplex?: "half" } = {
+    method,
+    headers: headersFromRaw(req.rawHeaders),
+    signal,
+  };
+  if (!BODYLESS_METHODS.has(method)) {
     init.body = requestBodyStream(req);
     init.duplex = "half";
   }
-  return new Request(new URL(target, origin), init);
+  return new Request(requestUrl(req, origin), init);
+}
+
+/** The absolute URL of a node request, resolved against the server's own origin. */
+function requestUrl(req: IncomingMessage, origin: string): string {
+  const target = req.url?.startsWith("/") ? req.url : `/${req.url ?? ""}`;
+  return new URL(target, origin).href;
 }
 
 /** Write a web Response to a node response, streaming with backpressure. */
@@ -129,14 +84,16 @@ export async function writeWebResponse(
   method: string,
 ): Promise<void> {
   const headers: Record<string, string | string[]> = {};
-  response.headers.forEach((value, name) => {
-    if (name !== "set-cookie") headers[name] = value;
-  });
-  const cookies = response.headers.getSetCookie();
+  const cookies: string[] = [];
+  // Iteration yields each Set-Cookie on its own (in order) and every other header combined.
+  for (const [name, value] of response.headers) {
+    if (name === "set-cookie") cookies.push(value);
+    else headers[name] = value;
+  }
   if (cookies.length) headers["set-cookie"] = cookies;
   // A request body nobody read to the end (a refusal, a 413) must not stay on a keep-alive
   // socket, where its bytes would be parsed as the next request: close after replying.
-  if (res.req && !res.req.complete && !BODYLESS.has(method)) headers.connection = "close";
+  if (res.req && !res.req.complete && !BODYLESS_METHODS.has(method)) headers.connection = "close";
   const known = knownBodyOf(response);
   if (known !== undefined) {
     // A body the kit built from a string: one write, with its length, no stream to read.
@@ -209,12 +166,9 @@ export async function serve(
         return;
       }
     }
-    const abort = new AbortController();
-    res.once("close", () => {
-      if (!res.writableFinished) abort.abort();
-    });
     try {
-      const request = toWebRequest(req, origin, abort.signal);
+      // Lazy: the URL is resolved now, headers, body and signal only if the handler reads them.
+      const request = nodeRequest(req, res, requestUrl(req, origin));
       const env: ServerEnv = { rawTarget: req.url ?? "/" };
       if (req.socket.remoteAddress) env.remoteAddress = req.socket.remoteAddress;
       const response = await handler(request, env);
