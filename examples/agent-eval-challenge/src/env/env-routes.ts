@@ -2,13 +2,14 @@
  * The miner env routes and launch (miner-signed, the submission's own hotkey only). The work is
  * in miner-env.ts; the rules of what an env may hold in env-rules.ts.
  */
-import { type ChallengeRouter, Type } from "@platform/challenge-sdk";
+import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import {
   MinerEnvLaunchResponse,
   MinerEnvMetadataResponse,
   MinerEnvUpdateRequest,
 } from "../api-schemas.js";
+import { OWNER_ERRORS, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import {
   confirmEmptyMinerEnv,
@@ -17,14 +18,6 @@ import {
   replaceMinerEnv,
 } from "./miner-env.js";
 
-const SubmissionIdParams = Type.Object({
-  submission_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-});
-
-const OWNER_ERRORS = {
-  403: { description: "not_submission_owner: the signed hotkey is not the submission's" },
-  404: { description: "submission_not_found" },
-};
 const LOCKED = { 409: { description: "env_locked: launch locked the env for good" } };
 
 /** Register the env routes and launch. */

@@ -2,7 +2,7 @@
  * The eval flow's miner routes on the SDK: eval/prepare (rule 12) and eval/status. The work is
  * in prepare-eval.ts and eval-status.ts.
  */
-import { type ChallengeRouter, Type } from "@platform/challenge-sdk";
+import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import {
   EvalExpectedRunRequest,
@@ -13,19 +13,12 @@ import {
   EvalRevalidateResponse,
   EvalStatusQuery,
 } from "../api-schemas.js";
+import { OWNER_ERRORS, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { evalStatus } from "./eval-status.js";
 import { prepareEval } from "./prepare-eval.js";
 import { requestRevalidation } from "./revalidate.js";
 import { cancelEval, failEval, retryEval } from "./run-mutations.js";
-
-const SubmissionIdParams = Type.Object({
-  submission_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-});
-const OWNER_ERRORS = {
-  403: { description: "not_submission_owner: the signed hotkey is not the submission's" },
-  404: { description: "submission_not_found" },
-};
 
 /** Register the eval routes. */
 export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): void {

@@ -3,15 +3,12 @@
  * (EVAL_RUN_TOKEN, run-bearer.ts), judged in the handler's transaction like the review VM's.
  * The result route (rules 13, 14) is the only path to a score.
  */
-import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
+import { type ChallengeRouter, json } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import { EvalReceiptResponse, EvalResult, MAX_EVAL_RESULT_BYTES } from "../api-schemas.js";
+import { RunIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { canonicalResultBody, receiveResult } from "./receive-result.js";
-
-const RunIdParams = Type.Object({
-  eval_run_id: Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" }),
-});
 
 /** Register the eval VM's routes. */
 export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>): void {

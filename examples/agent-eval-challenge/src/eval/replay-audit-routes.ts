@@ -2,7 +2,7 @@
  * The replay-audit routes (rule 16), for validators behind the challenge token. The work is in
  * replay-audit.ts.
  */
-import { type ChallengeRouter, Type } from "@platform/challenge-sdk";
+import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import {
   ReplayAuditRequestListResponse,
@@ -10,6 +10,7 @@ import {
   ReplayAuditResultRequest,
   ReplayAuditResultResponse,
 } from "../api-schemas.js";
+import { RunIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import {
   listReplayAuditRequests,
@@ -18,9 +19,6 @@ import {
   samplerSeed,
 } from "./replay-audit.js";
 
-const RunIdParams = Type.Object({
-  eval_run_id: Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" }),
-});
 const NOT_AVAILABLE = {
   404: { description: "audit_not_available: not an accepted, fully attested run" },
 };

@@ -8,16 +8,11 @@ import { createHash } from "node:crypto";
 import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import { ReviewAuditQuery, ReviewAuditResponse } from "../api-schemas.js";
+import { SessionIdParams, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { canonicalPageBytes, reviewAudit } from "./review-audit.js";
 import { serveEvidence } from "./review-evidence.js";
 
-const SubmissionIdParams = Type.Object({
-  submission_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-});
-const SessionIdParams = Type.Object({
-  session_id: Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" }),
-});
 const EvidenceParams = Type.Object({
   session_id: Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" }),
   object_ref: Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}\\.[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" }),

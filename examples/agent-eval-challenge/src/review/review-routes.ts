@@ -5,7 +5,7 @@
  * work is in prepare-review.ts, retry-review.ts, cancel-review.ts and operator-approval.ts; here
  * only the HTTP shape.
  */
-import { type ChallengeRouter, Type } from "@platform/challenge-sdk";
+import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import {
   ReviewApprovalRequest,
@@ -17,6 +17,7 @@ import {
   ReviewPrepareResponse,
   ReviewRetryRequest,
 } from "../api-schemas.js";
+import { OWNER_ERRORS, SessionIdParams, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { reviewAuditRoutes } from "./audit-routes.js";
 import { cancelReview } from "./cancel-review.js";
@@ -25,19 +26,6 @@ import { prepareReview } from "./prepare-review.js";
 import { retryReview } from "./retry-review.js";
 import { reviewVmRoutes } from "./vm-routes.js";
 import { recordDeployment } from "./vm-writes.js";
-
-const SubmissionIdParams = Type.Object({
-  // A bigint in the database; past 2^53 an id cannot be one this service handed out.
-  submission_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-});
-const SessionIdParams = Type.Object({
-  session_id: Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" }),
-});
-
-const OWNER_ERRORS = {
-  403: { description: "not_submission_owner: the signed hotkey is not the submission's" },
-  404: { description: "submission_not_found" },
-};
 
 /** Register the review issue routes, review/deployed and the review VM's routes. */
 export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>): void {

@@ -18,16 +18,13 @@ import {
   ReviewReportReceiptResponse,
   RulesBundleResponse,
 } from "../api-schemas.js";
+import { AssignmentIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { assignmentArtifact } from "./assignment-artifact.js";
 import { authorizeAssignment } from "./assignment-bearer.js";
 import { receiveReport } from "./receive-report.js";
 import { recordFailure, startModelCall } from "./vm-writes.js";
-
-const AssignmentIdParams = Type.Object({
-  assignment_id: Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" }),
-});
 
 const READ_REFUSALS = {
   401: {

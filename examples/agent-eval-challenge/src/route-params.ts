@@ -1,0 +1,23 @@
+/**
+ * The path parameters every route family shares, and the refusals of a route that only the
+ * submission's own hotkey may call: one definition, so the OpenAPI document describes each
+ * identifier the same way on every route.
+ */
+import { Type } from "@platform/challenge-sdk";
+
+/** An id this service mints (assignments, sessions, runs): random base64url. */
+const MintedId = Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" });
+
+export const SubmissionIdParams = Type.Object({
+  // A bigint in the database; past 2^53 an id cannot be one this service handed out.
+  submission_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+});
+export const SessionIdParams = Type.Object({ session_id: MintedId });
+export const AssignmentIdParams = Type.Object({ assignment_id: MintedId });
+export const RunIdParams = Type.Object({ eval_run_id: MintedId });
+
+/** The refusals of a route only the submission's own hotkey may call. */
+export const OWNER_ERRORS = {
+  403: { description: "not_submission_owner: the signed hotkey is not the submission's" },
+  404: { description: "submission_not_found" },
+};
