@@ -2,8 +2,9 @@
  * GET /submissions/{id}/eval/status: the submission's runs, newest first, paged with signed
  * cursors (at most 512 characters: the spec's limit, a 422 beyond), 1-16 a page. The owner only.
  */
-import { HttpError, type Sql } from "@platform/challenge-sdk";
-import { CursorError, decodeCursor, deriveKey, encodeCursor, KeyLabel } from "../crypto/index.js";
+import type { Sql } from "@platform/challenge-sdk";
+import { deriveKey, encodeCursor, KeyLabel } from "../crypto/index.js";
+import { pagePosition } from "../paging.js";
 import { lockOwnedSubmission, reviewTransaction } from "../review/index.js";
 import type { EvalRunState } from "../state/index.js";
 
@@ -38,18 +39,7 @@ export function evalStatus(
     const submission = await lockOwnedSubmission(tx, request.submissionId, request.hotkey);
     const key = deriveKey(request.secretKey, KeyLabel.cursor);
     const scope = `eval-status:${submission.id}`;
-    let before: number | null = null;
-    if (request.cursor !== undefined) {
-      try {
-        const after = decodeCursor(key, scope, request.cursor);
-        if (typeof after === "number" && Number.isInteger(after)) before = after;
-      } catch (error) {
-        if (!(error instanceof CursorError)) throw error;
-      }
-      if (before === null) {
-        throw new HttpError(400, "invalid_cursor", "The cursor is not one this list issued.");
-      }
-    }
+    const before = pagePosition(key, scope, request.cursor);
     const limit = request.limit ?? 10;
     const rows = await tx<RunRow[]>`
       select id, run_number, review_assignment_id, state, plan_sha256, issued_at, expires_at,

@@ -12,15 +12,14 @@
  */
 import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import {
-  CursorError,
   canonicalDigest,
   canonicalJson,
-  decodeCursor,
   deriveKey,
   encodeCursor,
   type JsonValue,
   KeyLabel,
 } from "../crypto/index.js";
+import { pagePosition } from "../paging.js";
 import type { AssignmentState } from "../state/index.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
@@ -104,8 +103,7 @@ export function reviewAudit(sql: Sql, request: ReviewAuditRequest): Promise<Revi
 
     const cursorKey = deriveKey(request.secretKey, KeyLabel.cursor);
     const scope = `review-audit:${target.view}:${sessionId}`;
-    const before =
-      request.cursor === undefined ? null : attemptOf(cursorKey, scope, request.cursor);
+    const before = pagePosition(cursorKey, scope, request.cursor);
     const limit = Math.min(request.limit ?? REVIEW_AUDIT_DEFAULT_LIMIT, REVIEW_AUDIT_MAX_LIMIT);
     const reportedOnly = target.view === "public_report";
     const rows = await tx<AssignmentRow[]>`
@@ -175,16 +173,6 @@ async function resolveSession(
     );
   }
   return { submissionId: submission.id, sessionId: submission.session_id };
-}
-
-function attemptOf(key: Buffer, scope: string, cursor: string): number {
-  try {
-    const after = decodeCursor(key, scope, cursor);
-    if (typeof after === "number" && Number.isInteger(after)) return after;
-  } catch (error) {
-    if (!(error instanceof CursorError)) throw error;
-  }
-  throw new HttpError(400, "invalid_cursor", "The cursor is not one this list issued.");
 }
 
 async function evidenceOf(

@@ -164,7 +164,7 @@ describe.each(await testBackends())("eval prepare (rule 12) on %s", (backend) =>
     });
   });
 
-  it("eval/status lists the runs; a cursor over 512 characters is a 422", async () => {
+  it("eval/status lists the runs; a cursor over 512 characters is a 422, a forged one 400", async () => {
     const ready = await allowed();
     await launch(ready);
     const issued = (await (await prepare(ready)).json()) as Prepared;
@@ -184,5 +184,11 @@ describe.each(await testBackends())("eval prepare (rule 12) on %s", (backend) =>
       { miner: ready.miner },
     );
     expect(long.status).toBe(422);
+    const forged = await t.signedFetch(
+      `/submissions/${ready.submissionId}/eval/status?cursor=eyJ2IjoxfQ.AAAA`,
+      { miner: ready.miner },
+    );
+    expect(forged.status).toBe(400);
+    expect(((await forged.json()) as { code: string }).code).toBe("invalid_cursor");
   });
 });
