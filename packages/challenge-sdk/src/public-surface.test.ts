@@ -18,6 +18,7 @@ const ENTRIES = {
   tasks: sdk("tasks/index.ts"),
   sandbox: sdk("sandbox/index.ts"),
   "proxy-contract": sdk("proxy-contract/index.ts"),
+  signing: sdk("signing/index.ts"),
   testing: sdk("testing/index.ts"),
   core: core("index.ts"),
   "core/testing": core("testing/index.ts"),
@@ -118,7 +119,14 @@ describe("the SDK's main entry", () => {
   });
 
   it("shares no name with a subpath: each name has one home", () => {
-    for (const entry of ["jobs", "tasks", "sandbox", "proxy-contract", "testing"] as const) {
+    for (const entry of [
+      "jobs",
+      "tasks",
+      "sandbox",
+      "proxy-contract",
+      "signing",
+      "testing",
+    ] as const) {
       const shared = exportsOf[entry].filter((name) => exportsOf.main.includes(name));
       expect(shared, `names in both the main entry and /${entry}`).toEqual([]);
     }
@@ -135,7 +143,7 @@ describe("the SDK's main entry", () => {
 });
 
 describe("the subpaths", () => {
-  it.each(["jobs", "proxy-contract"] as const)(
+  it.each(["jobs", "proxy-contract", "signing"] as const)(
     "/%s exports exactly what the docs list",
     (entry) => {
       const docs = documented(`@platform/challenge-sdk/${entry}`);
@@ -148,6 +156,12 @@ describe("the subpaths", () => {
     const jobs = await import("@platform/challenge-sdk/jobs");
     expect(typeof jobs.createJobQueue).toBe("function");
     const contract = await import("@platform/challenge-sdk/proxy-contract");
+    const signing = await import("@platform/challenge-sdk/signing");
+    await signing.initCrypto();
+    const pair = signing.keypairFromMnemonic(signing.generateMnemonic());
+    const signature = signing.signMessage(pair, "a grant");
+    expect(signing.verifySignature("a grant", signature, pair.address)).toBe(true);
+    expect(signing.verifySignature("another grant", signature, pair.address)).toBe(false);
     expect(contract.resolveProxyPath("/v1/a/../b").segments).toEqual(["v1", "b"]);
     for (const entry of [
       await import("@platform/challenge-sdk/tasks"),
