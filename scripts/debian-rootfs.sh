@@ -150,8 +150,10 @@ imported_image_present() { # $1: the repository, $2: the inputs hash
 # stays; that is fine.
 imported_image_prune() { # $1: the inputs label, $2: the inputs hash
   [ "${KEEP_OLD:-0}" != 1 ] || return 0
-  docker image ls --filter "label=$1" --format '{{.Repository}}:{{.Tag}}' |
-    grep -v -e ":$2\$" -e ':local$' -e ':<none>$' | while read -r old; do
+  # `|| true`: with pipefail, a grep that keeps no line (no old image: a first build) is a
+  # failure, and this is the build scripts' last command.
+  { docker image ls --filter "label=$1" --format '{{.Repository}}:{{.Tag}}' |
+    grep -v -e ":$2\$" -e ':local$' -e ':<none>$' || true; } | while read -r old; do
       docker image rm "$old" >/dev/null 2>&1 && log "removed old $old" || true
     done
 }
