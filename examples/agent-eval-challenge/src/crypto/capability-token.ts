@@ -13,6 +13,8 @@ export const CapabilityDomain = {
   reviewAssignment: "agent-eval/review-assignment/v1",
   /** EVAL_RUN_TOKEN: one external eval run. */
   evalRun: "agent-eval/eval-run/v1",
+  /** An attempt's events bearer: one task trial's log stream. */
+  evalAttempt: "agent-eval/eval-attempt/v1",
 } as const;
 
 /** The ids a token may carry: what assignment and run ids are made of. */

@@ -24,6 +24,8 @@ export const KeyLabel = {
   reviewToken: "agent-eval/review-token/v1",
   /** MAC of eval run tokens (EVAL_RUN_TOKEN). */
   runToken: "agent-eval/run-token/v1",
+  /** MAC of eval attempt tokens (the events route's per-attempt bearer). */
+  attemptToken: "agent-eval/attempt-token/v1",
   /** MAC of paging cursors. */
   cursor: "agent-eval/cursor/v1",
   /** AES-256-GCM key of the miner environment values at rest. */

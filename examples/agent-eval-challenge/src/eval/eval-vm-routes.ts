@@ -5,13 +5,160 @@
  */
 import { type ChallengeRouter, json } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { EvalReceiptResponse, EvalResult, MAX_EVAL_RESULT_BYTES } from "../api-schemas.js";
+import {
+  EvalReceiptResponse,
+  EvalResult,
+  EvalRunEnvResponse,
+  EvalRunView,
+  MAX_EVAL_RESULT_BYTES,
+  MAX_PROGRESS_BYTES,
+  ProgressEvent,
+  ProgressResponse,
+  TelemetrySessionRequest,
+  TelemetrySessionResponse,
+} from "../api-schemas.js";
 import { RunIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
+import { recordProgress } from "./progress.js";
 import { canonicalResultBody, receiveResult } from "./receive-result.js";
+import { readRun, runArtifact, runEnv } from "./run-reads.js";
+import { openTelemetrySession } from "./telemetry-session.js";
+
+const RUN_TOKEN_REFUSALS = {
+  401: { description: "invalid_token" },
+  410: { description: "capability_revoked: the run was cancelled, expired or failed" },
+} as const;
 
 /** Register the eval VM's routes. */
 export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>): void {
+  router.public({
+    method: "GET",
+    path: "/evaluation/v1/runs/:eval_run_id",
+    summary: "The run and its immutable plan, as the eval VM reads them",
+    tags: ["eval-vm"],
+    params: RunIdParams,
+    responses: {
+      200: { description: "The run", schema: EvalRunView },
+      ...RUN_TOKEN_REFUSALS,
+    },
+    handler: async ({ sql, state, params, request }) =>
+      json(
+        await readRun(sql, {
+          headers: request.headers,
+          runId: params.eval_run_id,
+          secretKey: state.secretKey,
+        }),
+      ),
+  });
+
+  router.public({
+    method: "GET",
+    path: "/evaluation/v1/runs/:eval_run_id/artifact",
+    summary: "The agent's exact ZIP, re-hashed against the plan's agent_sha256",
+    tags: ["eval-vm"],
+    params: RunIdParams,
+    responses: {
+      200: { description: "The ZIP bytes (X-Artifact-Sha256)", contentType: "application/zip" },
+      ...RUN_TOKEN_REFUSALS,
+      500: { description: "artifact_integrity_failure: the stored bytes do not match" },
+    },
+    handler: ({ sql, state, params, request, log }) =>
+      runArtifact(
+        sql,
+        { headers: request.headers, runId: params.eval_run_id, secretKey: state.secretKey },
+        log,
+      ),
+  });
+
+  router.public({
+    method: "GET",
+    path: "/evaluation/v1/runs/:eval_run_id/env",
+    summary: "The miner's env values: the key release to the run's VM, before its result",
+    description:
+      "The only place the sealed values are opened. Refused once the run has a result " +
+      "(409 run_not_running).",
+    tags: ["eval-vm"],
+    params: RunIdParams,
+    responses: {
+      200: { description: "The values ({} for a confirmed-empty env)", schema: EvalRunEnvResponse },
+      ...RUN_TOKEN_REFUSALS,
+      409: { description: "run_not_running" },
+    },
+    handler: async ({ sql, state, params, request }) =>
+      json(
+        await runEnv(sql, {
+          headers: request.headers,
+          runId: params.eval_run_id,
+          secretKey: state.secretKey,
+        }),
+      ),
+  });
+
+  router.public({
+    method: "POST",
+    path: "/evaluation/v1/runs/:eval_run_id/telemetry-session",
+    summary: "Open a telemetry session with a grant the submission's hotkey signed",
+    description:
+      "The run token plus {hotkey_ss58, signature, nonce, timestamp}: an sr25519 signature by " +
+      "the submission's hotkey over the domain-tagged grant naming the run and its plan digest " +
+      "(docs/challenges/agent-eval.md). Timestamp within 300 s, nonce single-use per hotkey; " +
+      "the session (1 h) is stored hashed. The first session starts the run.",
+    tags: ["eval-vm"],
+    params: RunIdParams,
+    body: TelemetrySessionRequest,
+    bodyLimit: 4096,
+    responses: {
+      200: {
+        description: "The session id (once) and its expiry",
+        schema: TelemetrySessionResponse,
+      },
+      401: { description: "invalid_token, timestamp_out_of_window, invalid_signature" },
+      403: { description: "hotkey_mismatch" },
+      409: { description: "nonce_reused, run_not_running" },
+      410: RUN_TOKEN_REFUSALS[410],
+    },
+    handler: async ({ sql, state, params, request, body }) =>
+      json(
+        await openTelemetrySession(sql, {
+          headers: request.headers,
+          runId: params.eval_run_id,
+          grant: body,
+          secretKey: state.secretKey,
+        }),
+      ),
+  });
+
+  router.public({
+    method: "POST",
+    path: "/evaluation/v1/runs/:eval_run_id/progress",
+    summary: "One task.status or task.progress event: never a score (rules 14, 15)",
+    description:
+      "Needs X-Telemetry-Session. Per-task increasing seq; an identical repeat is recorded " +
+      "once; score-shaped or unknown fields are a 422. Feeds the live views only.",
+    tags: ["eval-vm"],
+    params: RunIdParams,
+    body: ProgressEvent,
+    bodyLimit: MAX_PROGRESS_BYTES,
+    responses: {
+      200: { description: "Recorded, or an identical repeat", schema: ProgressResponse },
+      401: { description: "invalid_token, invalid_telemetry_session" },
+      409: {
+        description:
+          "seq_conflict, seq_not_increasing, unknown_task, unknown_trial, run_not_running",
+      },
+      410: RUN_TOKEN_REFUSALS[410],
+    },
+    handler: async ({ sql, state, params, request, body }) =>
+      json(
+        await recordProgress(sql, {
+          headers: request.headers,
+          runId: params.eval_run_id,
+          event: body,
+          secretKey: state.secretKey,
+        }),
+      ),
+  });
+
   router.public({
     method: "POST",
     path: "/evaluation/v1/runs/:eval_run_id/result",

@@ -13,6 +13,7 @@ import {
 import { canonicalJson, type JsonValue } from "../../src/crypto/index.js";
 import type { EvalPlan } from "../../src/eval/eval-plan.js";
 import { buildEvalResult, type EvalResult } from "../../src/eval/eval-result.js";
+import { signTelemetryGrant, type TelemetryGrant } from "../../src/eval/telemetry-grant.js";
 import type { AgentEvalTest } from "../agent-eval-kit.js";
 import {
   envelopeFor,
@@ -28,12 +29,22 @@ export interface PreparedRun extends ReadyAssignment {
   planDigest: string;
 }
 
-/** A fresh miner's submission with an issued eval run. */
-export async function preparedRun(t: AgentEvalTest): Promise<PreparedRun> {
+/** A fresh miner's submission with an issued eval run (its env confirmed empty, or `env`). */
+export async function preparedRun(
+  t: AgentEvalTest,
+  options: { env?: Record<string, string> } = {},
+): Promise<PreparedRun> {
   const ready = await readyForReport(t);
   expect((await postReport(t, ready, await envelopeFor(ready))).status).toBe(202);
   const base = `/submissions/${ready.submissionId}`;
-  await t.signedFetch(`${base}/env/confirm-empty`, { method: "POST", miner: ready.miner });
+  const env = options.env
+    ? await t.signedFetch(`${base}/env`, {
+        method: "PUT",
+        miner: ready.miner,
+        json: { env: options.env },
+      })
+    : await t.signedFetch(`${base}/env/confirm-empty`, { method: "POST", miner: ready.miner });
+  expect(env.status).toBe(200);
   expect(
     (await t.signedFetch(`${base}/launch`, { method: "POST", miner: ready.miner })).status,
   ).toBe(200);
@@ -109,5 +120,57 @@ export function postResult(
       ...(token === null ? {} : { authorization: `Bearer ${token}` }),
     },
     body: options.raw ?? canonicalJson(result as unknown as JsonValue),
+  });
+}
+
+/** A telemetry grant for `run` signed by its miner (fresh nonce, now, unless told otherwise). */
+export function grantFor(
+  run: PreparedRun,
+  options: { nonce?: string; timestamp?: number } = {},
+): TelemetryGrant {
+  return signTelemetryGrant(run.miner, { runId: run.runId, planSha256: run.planDigest }, options);
+}
+
+/** POST telemetry-session with the run token (or `token`) and `grant`. */
+export function postTelemetrySession(
+  t: AgentEvalTest,
+  run: PreparedRun,
+  grant: unknown,
+  options: { token?: string } = {},
+) {
+  return t.fetch(`/evaluation/v1/runs/${run.runId}/telemetry-session`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      authorization: `Bearer ${options.token ?? run.runToken}`,
+    },
+    body: JSON.stringify(grant),
+  });
+}
+
+/** A telemetry session of `run` opened with its miner's grant (the run is then running). */
+export async function openTelemetry(t: AgentEvalTest, run: PreparedRun): Promise<string> {
+  const response = await postTelemetrySession(t, run, grantFor(run));
+  const text = await response.text();
+  expect(response.status, text).toBe(200);
+  return (JSON.parse(text) as { session_id: string }).session_id;
+}
+
+/** POST one progress event of `run` under `session` (headers overridable for attacks). */
+export function postProgress(
+  t: AgentEvalTest,
+  run: PreparedRun,
+  session: string | null,
+  event: unknown,
+  options: { token?: string } = {},
+) {
+  return t.fetch(`/evaluation/v1/runs/${run.runId}/progress`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      authorization: `Bearer ${options.token ?? run.runToken}`,
+      ...(session === null ? {} : { "x-telemetry-session": session }),
+    },
+    body: JSON.stringify(event),
   });
 }

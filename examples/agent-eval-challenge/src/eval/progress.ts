@@ -1,0 +1,103 @@
+/**
+ * POST /evaluation/v1/runs/{id}/progress (rules 14, 15): one task.status or task.progress event
+ * of a running run, behind the run token and a telemetry session. Each task's events carry
+ * increasing sequence numbers: an identical repeat is recorded once (200, `duplicate`), the same
+ * number with another body is 409 seq_conflict, a number not above the task's latest is 409
+ * seq_not_increasing. Events feed the live views only: nothing here reads or writes a score
+ * (the result route is the only path to one).
+ */
+import { HttpError, type Sql, type Static } from "@platform/challenge-sdk";
+import type { ProgressEvent } from "../api-schemas.js";
+import { canonicalJson, type JsonValue } from "../crypto/index.js";
+import { reviewTransaction } from "../review/index.js";
+import { authorizeTelemetry } from "./telemetry-auth.js";
+import { TELEMETRY_ERROR_CODES } from "./telemetry-session.js";
+
+export type ProgressEventRecord = Static<typeof ProgressEvent>;
+
+export const PROGRESS_ERROR_CODES = {
+  /** 409: the task is not one of the run's plan. */
+  unknownTask: "unknown_task",
+  /** 409: the trial is beyond the plan's k trials. */
+  unknownTrial: "unknown_trial",
+  /** 409: this task already has an event with this seq, and another body. */
+  seqConflict: "seq_conflict",
+  /** 409: the seq is not above the task's latest. */
+  seqNotIncreasing: "seq_not_increasing",
+} as const;
+
+export interface ProgressAnswer {
+  run_id: string;
+  task_id: string;
+  seq: number;
+  recorded: boolean;
+  duplicate: boolean;
+}
+
+export async function recordProgress(
+  sql: Sql,
+  input: { headers: Headers; runId: string; event: ProgressEventRecord; secretKey: Buffer },
+): Promise<ProgressAnswer> {
+  const { event } = input;
+  return reviewTransaction(sql, undefined, async (tx) => {
+    const run = await authorizeTelemetry(tx, input);
+    if (run.state !== "running") {
+      throw new HttpError(
+        409,
+        TELEMETRY_ERROR_CODES.runNotRunning,
+        `Eval run ${run.id} is ${run.state}: progress ended with its result.`,
+        { extra: { state: run.state } },
+      );
+    }
+    if (!run.plan.task_set.task_ids.includes(event.task_id)) {
+      throw new HttpError(
+        409,
+        PROGRESS_ERROR_CODES.unknownTask,
+        `Task ${event.task_id} is not in the plan of eval run ${run.id}.`,
+      );
+    }
+    if (
+      event.type === "task.status" &&
+      event.trial !== undefined &&
+      event.trial > run.plan.trials
+    ) {
+      throw new HttpError(
+        409,
+        PROGRESS_ERROR_CODES.unknownTrial,
+        `The plan of eval run ${run.id} has ${run.plan.trials} trials a task.`,
+      );
+    }
+    const answer = { run_id: run.id, task_id: event.task_id, seq: event.seq };
+    const payload = canonicalJson(event as unknown as JsonValue);
+    // The run row is locked (authorizeTelemetry): a task's events are judged one at a time.
+    const [latest] = await tx<{ max_seq: number | null; same: string | null }[]>`
+      select max(seq) as max_seq,
+        (select payload::text from eval_task_events
+          where run_id = ${run.id} and task_id = ${event.task_id} and seq = ${event.seq}) as same
+      from eval_task_events where run_id = ${run.id} and task_id = ${event.task_id}
+        and seq is not null`;
+    if (latest?.same != null) {
+      if (canonicalJson(JSON.parse(latest.same) as JsonValue) === payload) {
+        return { ...answer, recorded: false, duplicate: true };
+      }
+      throw new HttpError(
+        409,
+        PROGRESS_ERROR_CODES.seqConflict,
+        `Task ${event.task_id} already has event ${event.seq} with another body.`,
+      );
+    }
+    if (latest?.max_seq != null && event.seq <= latest.max_seq) {
+      throw new HttpError(
+        409,
+        PROGRESS_ERROR_CODES.seqNotIncreasing,
+        `Task ${event.task_id}'s events must increase: the latest is ${latest.max_seq}.`,
+        { extra: { latest_seq: latest.max_seq } },
+      );
+    }
+    await tx`
+      insert into eval_task_events (submission_id, run_id, task_id, kind, seq, payload, bytes)
+      values (${run.submission_id}, ${run.id}, ${event.task_id}, ${event.type}, ${event.seq},
+        ${tx.json(event as never)}, ${Buffer.byteLength(payload)})`;
+    return { ...answer, recorded: true, duplicate: false };
+  });
+}

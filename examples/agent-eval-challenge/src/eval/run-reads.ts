@@ -1,0 +1,75 @@
+/**
+ * What the eval VM reads with its run token: the run and its immutable plan, the agent's exact
+ * ZIP (hashed again against the plan's agent_sha256 before a byte leaves, as the review
+ * artifact), and the miner's env values, the one place they are ever opened: the key release to
+ * the run's VM, before its result only.
+ */
+import { HttpError, type Logger, type Sql } from "@platform/challenge-sdk";
+import { openMinerEnv } from "../env/miner-env.js";
+import { verifiedArtifactBytes } from "../review/assignment-artifact.js";
+import { reviewTransaction } from "../review/index.js";
+import type { EvalRunState } from "../state/index.js";
+import type { EvalPlan } from "./eval-plan.js";
+import { authorizeRun } from "./run-bearer.js";
+import { TELEMETRY_ERROR_CODES } from "./telemetry-session.js";
+
+type RunRequest = { headers: Headers; runId: string; secretKey: Buffer };
+
+export interface EvalRunView {
+  run_id: string;
+  state: EvalRunState;
+  plan: EvalPlan;
+  plan_sha256: string;
+}
+
+export function readRun(sql: Sql, input: RunRequest): Promise<EvalRunView> {
+  return reviewTransaction(sql, undefined, async (tx) => {
+    const run = await authorizeRun(tx, input);
+    return { run_id: run.id, state: run.state, plan: run.plan, plan_sha256: run.plan_sha256 };
+  });
+}
+
+export async function runArtifact(sql: Sql, input: RunRequest, log: Logger): Promise<Response> {
+  const { bytes, sha256 } = await reviewTransaction(sql, undefined, async (tx) => {
+    const run = await authorizeRun(tx, input);
+    const [row] = await tx<{ artifact: Uint8Array }[]>`
+      select artifact from submissions where id = ${run.submission_id}`;
+    if (!row) throw new Error(`submission ${run.submission_id} of eval run ${run.id} is missing`);
+    const expectedSha256 = run.plan.agent_sha256;
+    const checked = verifiedArtifactBytes(
+      { submissionId: run.submission_id, bytes: row.artifact, expectedSha256 },
+      log,
+    );
+    return { bytes: checked, sha256: expectedSha256 };
+  });
+  return new Response(new Uint8Array(bytes), {
+    status: 200,
+    headers: {
+      "content-type": "application/zip",
+      "content-length": String(bytes.byteLength),
+      "x-artifact-sha256": sha256,
+      "cache-control": "no-store",
+    },
+  });
+}
+
+export function runEnv(
+  sql: Sql,
+  input: RunRequest,
+): Promise<{ run_id: string; env: Record<string, string> }> {
+  return reviewTransaction(sql, undefined, async (tx) => {
+    const run = await authorizeRun(tx, input);
+    if (run.state !== "prepared" && run.state !== "running") {
+      throw new HttpError(
+        409,
+        TELEMETRY_ERROR_CODES.runNotRunning,
+        `Eval run ${run.id} is ${run.state}: its env is released only before its result.`,
+        { extra: { state: run.state } },
+      );
+    }
+    // A run exists only after launch, which needs an env set or confirmed empty.
+    const env = await openMinerEnv(tx, run.submission_id, input.secretKey);
+    if (env === null) throw new Error(`eval run ${run.id} has no env record`);
+    return { run_id: run.id, env };
+  });
+}
