@@ -29,6 +29,7 @@ export {
   type ZipFileEntry,
   type ZipLimits,
 } from "./bundle/read-zip.js";
+export { type ZipFileInput, zipFiles } from "./bundle/write-zip.js";
 export type { ZipError, ZipErrorCode, ZipResult } from "./bundle/zip-error.js";
 export { type ChallengeSettings, ConfigError, type ConfigOf } from "./challenge-config.js";
 export type { ChallengeDefinition } from "./challenge-definition.js";

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deflateRawSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { writeZip, type ZipEntrySpec } from "../testing/zip-writer.js";
 import { readZip } from "./read-zip.js";
+import { writeZip, type ZipEntrySpec, zipFiles } from "./write-zip.js";
 
 const ARCH = { name: "architecture.py", data: "def build_model(ctx):\n    return None\n" };
 const TRAIN = { name: "training.py", data: "def train(ctx):\n    pass\n" };
@@ -248,6 +248,20 @@ describe("readZip", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+  it("reads back what zipFiles wrote, sorted, the same bytes for the same files", async () => {
+    const files = [
+      { path: "src/b.py", data: "print('b')\n" },
+      { path: "agent.py", data: new Uint8Array([0, 1, 2, 255]) },
+    ];
+    const zip = zipFiles(files);
+    expect(zipFiles([...files].reverse()).equals(zip)).toBe(true);
+    const read = await readZip(zip);
+    expect(read.ok).toBe(true);
+    if (!read.ok) return;
+    expect(read.value.map((entry) => entry.path)).toEqual(["agent.py", "src/b.py"]);
+    expect(Buffer.from(read.value[0]!.data)).toEqual(Buffer.from([0, 1, 2, 255]));
+    expect(Buffer.from(read.value[1]!.data).toString()).toBe("print('b')\n");
   });
   it("refuses what is not a ZIP, or a cut one", async () => {
     expect(await refusal(Buffer.from("just some text"))).toMatchObject({ code: "invalid_zip" });

@@ -10,6 +10,7 @@
 // challenge's tests need nothing from @platform/core directly.
 export type { Backend } from "@platform/core";
 export { testBackends } from "@platform/core/testing";
+export { writeZip, type ZipEntrySpec } from "../bundle/write-zip.js";
 export { runChallengeConformance } from "./challenge-conformance.js";
 export {
   type ConformanceCheckId,
@@ -42,4 +43,3 @@ export {
   startTestChallenge,
   type TestChallenge,
 } from "./start-test-challenge.js";
-export { writeZip, type ZipEntrySpec } from "./zip-writer.js";

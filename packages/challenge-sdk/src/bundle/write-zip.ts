@@ -1,6 +1,6 @@
-// Writes ZIP archives byte by byte, so tests can build the hostile ones (symlinks, lying sizes,
-// escaping names, duplicates) that no well-behaved archiver produces, as well as ordinary ones:
-// a challenge that takes ZIPs tests its readZip rules with it.
+// Writes ZIP archives byte by byte: ordinary ones (`zipFiles`, what a miner's tool uploads) and,
+// through `writeZip` in /testing, the hostile ones (symlinks, lying sizes, escaping names,
+// duplicates) no well-behaved archiver produces, so a challenge tests its readZip rules with it.
 import { crc32, deflateRawSync } from "node:zlib";
 
 /** One entry; every field a hostile archive could bend is settable. */
@@ -84,4 +84,25 @@ export function writeZip(entries: readonly ZipEntrySpec[]): Buffer {
   end.writeUInt32LE(directory.length, 12);
   end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, directory, end]);
+}
+
+/** One file of an ordinary archive: a relative path with `/` separators, and its bytes. */
+export interface ZipFileInput {
+  path: string;
+  data: string | Uint8Array;
+}
+
+/**
+ * An ordinary, reproducible ZIP of `files`: deflated, sorted by path, every timestamp
+ * 1980-01-01 and mode 0644, so the same files always give the same bytes (and the same sha256).
+ * What `readZip` reads back; paths are written as given (check them with your own rules).
+ */
+export function zipFiles(files: readonly ZipFileInput[]): Buffer {
+  const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return writeZip(
+    sorted.map((file) => ({
+      name: file.path,
+      data: typeof file.data === "string" ? file.data : Buffer.from(file.data),
+    })),
+  );
 }
