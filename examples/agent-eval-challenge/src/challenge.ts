@@ -67,6 +67,7 @@ import { minerEnvRoutes } from "./env/env-routes.js";
 import { evalRoutes } from "./eval/eval-routes.js";
 import { evalVmRoutes } from "./eval/eval-vm-routes.js";
 import { replayAuditRoutes } from "./eval/replay-audit-routes.js";
+import { liveRoutes } from "./live/live-routes.js";
 import { reviewRoutes } from "./review/index.js";
 import { Settings } from "./settings.js";
 import { submissionRoutes } from "./submissions/submission-routes.js";
@@ -154,6 +155,7 @@ export const challenge = defineChallenge({
     evalRoutes(router);
     evalVmRoutes(router);
     replayAuditRoutes(router);
+    liveRoutes(router);
   },
   // Rebuilt from the immutable eval results on every call (src/weights/agent-weights.ts).
   weights: ({ sql, state }) => agentEvalWeights(sql, state.options.weightsMode),

@@ -6,9 +6,11 @@
  * seq_not_increasing. Events feed the live views only: nothing here reads or writes a score
  * (the result route is the only path to one).
  */
-import { HttpError, type Sql, type Static } from "@platform/challenge-sdk";
+import { HttpError, type Sql, type Static, type TransactionSql } from "@platform/challenge-sdk";
 import type { ProgressEvent } from "../api-schemas.js";
 import { canonicalJson, type JsonValue } from "../crypto/index.js";
+import { openMinerEnv } from "../env/miner-env.js";
+import { envSpellings, redactSecrets } from "../live/redaction.js";
 import { reviewTransaction } from "../review/index.js";
 import { authorizeTelemetry } from "./telemetry-auth.js";
 import { TELEMETRY_ERROR_CODES } from "./telemetry-session.js";
@@ -68,7 +70,10 @@ export async function recordProgress(
       );
     }
     const answer = { run_id: run.id, task_id: event.task_id, seq: event.seq };
-    const payload = canonicalJson(event as unknown as JsonValue);
+    // The message is public on the live views: redacted before it is stored, the miner's env
+    // values included (the views redact the shapes again when they read, but know no env).
+    const stored = await redactedEvent(tx, event, run.submission_id, input.secretKey);
+    const payload = canonicalJson(stored as unknown as JsonValue);
     // The run row is locked (authorizeTelemetry): a task's events are judged one at a time.
     const [latest] = await tx<{ max_seq: number | null; same: string | null }[]>`
       select max(seq) as max_seq,
@@ -97,7 +102,19 @@ export async function recordProgress(
     await tx`
       insert into eval_task_events (submission_id, run_id, task_id, kind, seq, payload, bytes)
       values (${run.submission_id}, ${run.id}, ${event.task_id}, ${event.type}, ${event.seq},
-        ${tx.json(event as never)}, ${Buffer.byteLength(payload)})`;
+        ${tx.json(stored as never)}, ${Buffer.byteLength(payload)})`;
     return { ...answer, recorded: true, duplicate: false };
   });
+}
+
+async function redactedEvent(
+  tx: TransactionSql,
+  event: ProgressEventRecord,
+  submissionId: string,
+  secretKey: Buffer,
+): Promise<ProgressEventRecord> {
+  if (event.message === undefined) return event;
+  const env = (await openMinerEnv(tx, submissionId, secretKey)) ?? {};
+  const message = redactSecrets(event.message, { exact: envSpellings(Object.values(env)) });
+  return message === event.message ? event : { ...event, message };
 }

@@ -208,6 +208,25 @@ describe.each(await testBackends())("telemetry and progress (rules 14, 15) on %s
     expect(count!.n).toBe(0);
   });
 
+  it("stores a progress message redacted: key shapes and the miner's env values", async () => {
+    const secretive = await preparedRun(t, {
+      env: { SERVICE_PASSPHRASE: "correct-horse-battery" },
+    });
+    const session = await openTelemetry(t, secretive);
+    const task = secretive.plan.task_set.task_ids[0]!;
+    const message = "using correct-horse-battery and sk-abcdefghijklmnopqrstuvwx to call the model";
+    const event = { type: "task.status", task_id: task, seq: 1, status: "running", message };
+    expect((await postProgress(t, secretive, session, event)).status).toBe(200);
+    const [row] = await t.sql<{ payload: string }[]>`
+      select payload::text as payload from eval_task_events where run_id = ${secretive.runId}`;
+    expect(row!.payload).not.toContain("correct-horse-battery");
+    expect(row!.payload).not.toContain("sk-abcdefghijklmnopqrstuvwx");
+    expect(row!.payload).toContain("[REDACTED]");
+    // The same event again is still a duplicate, not a conflict: redaction is deterministic.
+    const again = await postProgress(t, secretive, session, event);
+    expect(await again.json()).toMatchObject({ duplicate: true });
+  });
+
   it("never moves a score (rule 14), and ends with the result", async () => {
     const session = await openTelemetry(t, run);
     const task = run.plan.task_set.task_ids[3]!;

@@ -1,0 +1,84 @@
+/**
+ * POST /evaluation/v1/runs/{id}/attempts: the eval worker opens one trial of one plan task of a
+ * running run (behind the run token and a telemetry session) and gets the attempt's own bearer
+ * for its log stream. One attempt per (run, task, trial): opening it again answers the same
+ * attempt and the same token (200), so a worker that lost the first answer (201) can go on.
+ */
+import { HttpError, type Sql } from "@platform/challenge-sdk";
+import { authorizeTelemetry } from "../eval/telemetry-auth.js";
+import { TELEMETRY_ERROR_CODES } from "../eval/telemetry-session.js";
+import { reviewTransaction } from "../review/index.js";
+import { attemptEventsPath, attemptToken, newAttemptId } from "./attempt-bearer.js";
+
+export const ATTEMPT_ERROR_CODES = {
+  /** 409: the run is not running (no telemetry session opened yet, or it has its result). */
+  runNotRunning: TELEMETRY_ERROR_CODES.runNotRunning,
+  /** 409: the task is not one of the run's plan. */
+  unknownTask: "unknown_task",
+  /** 422: the trial is beyond the plan's k trials. */
+  unknownTrial: "unknown_trial",
+} as const;
+
+export interface OpenedAttempt {
+  attempt_id: string;
+  /** The attempt's bearer for its events route (with x-core-challenge-slug). */
+  token: string;
+  events_path: string;
+  challenge_slug: string;
+}
+
+export async function openAttempt(
+  sql: Sql,
+  input: {
+    headers: Headers;
+    runId: string;
+    taskId: string;
+    trial: number;
+    secretKey: Buffer;
+    slug: string;
+  },
+): Promise<{ status: 200 | 201; attempt: OpenedAttempt }> {
+  return reviewTransaction(sql, undefined, async (tx) => {
+    // The run row is locked: two opens of one trial are judged one after the other.
+    const run = await authorizeTelemetry(tx, input);
+    if (run.state !== "running") {
+      throw new HttpError(
+        409,
+        ATTEMPT_ERROR_CODES.runNotRunning,
+        `Eval run ${run.id} is ${run.state}: attempts are opened while it runs.`,
+        { extra: { state: run.state } },
+      );
+    }
+    if (!run.plan.task_set.task_ids.includes(input.taskId)) {
+      throw new HttpError(
+        409,
+        ATTEMPT_ERROR_CODES.unknownTask,
+        `Task ${input.taskId} is not in the plan of eval run ${run.id}.`,
+      );
+    }
+    if (input.trial > run.plan.trials) {
+      throw new HttpError(
+        409,
+        ATTEMPT_ERROR_CODES.unknownTrial,
+        `The plan of eval run ${run.id} has ${run.plan.trials} trials a task.`,
+        { extra: { trials: run.plan.trials } },
+      );
+    }
+    const answer = (attemptId: string): OpenedAttempt => ({
+      attempt_id: attemptId,
+      token: attemptToken(input.secretKey, attemptId).token,
+      events_path: attemptEventsPath(attemptId),
+      challenge_slug: input.slug,
+    });
+    const [existing] = await tx<{ id: string }[]>`
+      select id from eval_attempts
+      where run_id = ${run.id} and task_id = ${input.taskId} and trial = ${input.trial}`;
+    if (existing) return { status: 200, attempt: answer(existing.id) };
+    const attemptId = newAttemptId();
+    await tx`
+      insert into eval_attempts (id, run_id, submission_id, task_id, trial, token_sha256)
+      values (${attemptId}, ${run.id}, ${run.submission_id}, ${input.taskId}, ${input.trial},
+        ${attemptToken(input.secretKey, attemptId).sha256})`;
+    return { status: 201, attempt: answer(attemptId) };
+  });
+}
