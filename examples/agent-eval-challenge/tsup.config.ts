@@ -5,8 +5,8 @@ import { packageBuild } from "../../tsup.base.ts";
 const service = packageBuild({
   entry: { main: "src/main.ts" },
   dts: false,
-  // Both builds run at once: this one's clean must leave the worker's output alone.
-  clean: ["!review-worker.*"],
+  // The builds run at once: this one's clean must leave the workers' output alone.
+  clean: ["!review-worker.*", "!eval-worker.*"],
 });
 
 // The reference review worker runs in its own image, which has no node_modules: one file with
@@ -28,4 +28,36 @@ const reviewWorker = packageBuild({
   },
 });
 
-export default [service, reviewWorker];
+// The reference eval worker, bundled the same way for its own image (eval-worker-image/): the
+// SDK's task runner (dockerode and its CommonJS dependencies) goes inside too. Its task set is
+// read from ../tasks/ at run time, beside dist/ here and in the image.
+const evalWorker = packageBuild({
+  entry: { "eval-worker": "src/eval-worker.ts" },
+  dts: false,
+  clean: false,
+  noExternal: [/.*/],
+  esbuildOptions(options) {
+    options.conditions = ["@platform/source"];
+  },
+  // ssh2 (under dockerode) tries two optional native speed-ups in a try/catch and runs without
+  // them: cpu-features stays out, and the sshcrypto-*.node tsup copies beside the bundle is not
+  // needed (the image takes the one .js file).
+  esbuildPlugins: [
+    {
+      name: "no-cpu-features",
+      setup(build) {
+        build.onResolve({ filter: /^cpu-features$/ }, (args) => ({
+          path: args.path,
+          external: true,
+        }));
+      },
+    },
+  ],
+  // ssh2 also reads __dirname, which an ES module has not: tsup defines it.
+  shims: true,
+  banner: {
+    js: 'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);',
+  },
+});
+
+export default [service, reviewWorker, evalWorker];

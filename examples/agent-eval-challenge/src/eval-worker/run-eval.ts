@@ -1,0 +1,404 @@
+/**
+ * One eval run, plan to result: the run's plan (its digest and task set checked against the
+ * worker's own), the agent ZIP (re-hashed against the plan), the miner's env, a telemetry
+ * session opened with the miner's signed grant, then every plan task's k trials, each announced
+ * (task.status running), given an attempt whose token carries the container's output lines, run
+ * in its own sandboxed container and judged by the checker here, outside the container. Last the
+ * result: the trial scores, the event log, a development quote over both, posted as canonical
+ * JSON (retried identically while the verifier is unavailable).
+ *
+ * Telemetry is best effort (a refused progress event or attempt is printed, and the trials go
+ * on); the plan, the artifact, the session and the result are not.
+ */
+import { createHash } from "node:crypto";
+import { availableParallelism, totalmem } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
+import { dockerTaskRunner, TaskError, type TaskRunner } from "@platform/challenge-sdk/tasks";
+import {
+  DEV_MEASUREMENT,
+  loadDevAttestationKey,
+  replayEventLog,
+  signDevQuote,
+} from "../attestation/index.js";
+import { canonicalDigest, canonicalJson, type JsonValue } from "../crypto/index.js";
+import type { EvalPlan } from "../eval/eval-plan.js";
+import { buildEvalResult, type EvalResult } from "../eval/eval-result.js";
+import { checkTaskOutput, type EvalTask, type TaskSet } from "../eval/task-set.js";
+import { agentTaskFiles } from "./agent-files.js";
+import {
+  type AttemptEventLine,
+  type AttemptGrant,
+  type EvalVmClient,
+  evalVmClient,
+  type ProgressEvent,
+} from "./eval-client.js";
+import { evalEventLog } from "./eval-evidence.js";
+import { EVALUATOR, type EvalWorkerSettings } from "./eval-worker-settings.js";
+import { passesToAgent, runTrial, TRIAL_RUN_MARGIN_MS } from "./run-trial.js";
+
+/** How long the result is retried while the verifier is unavailable. */
+export const RESULT_RETRY_BUDGET_MS = 120_000;
+/** Time kept before the run's expiry to build and post the result. */
+const RESULT_RESERVE_MS = 60_000;
+
+export type EvalFailureReason =
+  | "run_unavailable"
+  | "plan_invalid"
+  | "task_set_mismatch"
+  | "artifact_mismatch"
+  | "env_unavailable"
+  | "telemetry_refused"
+  | "runner_unavailable"
+  | "result_refused"
+  | "worker_error";
+
+export interface EvalRunOptions {
+  /** Where each step's line goes (default: stdout). */
+  log?: (line: string) => void;
+  /** The task runner (default: the local Docker engine, images never pulled). */
+  runner?: TaskRunner;
+  /** Upper bound of the result's 503 retries, in milliseconds. */
+  resultRetryBudgetMs?: number;
+}
+
+export type EvalRunResult =
+  | { receipted: true; score: number; outcome: string; state: string }
+  | { receipted: false; reason: EvalFailureReason; message: string };
+
+class EvalFailure extends Error {
+  constructor(
+    readonly reason: EvalFailureReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const sha256Hex = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
+const brief = (body: unknown) => JSON.stringify(body)?.slice(0, 300) ?? "";
+
+/** Run the eval of `settings.runId` against `taskSet`; never throws. */
+export async function runEval(
+  settings: EvalWorkerSettings,
+  taskSet: TaskSet,
+  options: EvalRunOptions = {},
+): Promise<EvalRunResult> {
+  const say = (line: string) => (options.log ?? console.log)(`eval-worker: ${line}`);
+  const client = evalVmClient(
+    settings.challengeUrl,
+    settings.runId,
+    settings.token,
+    settings.challengeInternalUrl,
+  );
+  const runner = options.runner ?? dockerTaskRunner({ pull: false });
+  say(`run ${settings.runId} at ${settings.challengeUrl}`);
+  try {
+    return await evaluate(settings, taskSet, client, runner, say, options);
+  } catch (error) {
+    const failure =
+      error instanceof EvalFailure
+        ? error
+        : new EvalFailure("worker_error", String((error as Error)?.message ?? error));
+    say(`failed (${failure.reason}): ${failure.message}`);
+    return { receipted: false, reason: failure.reason, message: failure.message };
+  } finally {
+    if (options.runner === undefined) await runner.close();
+  }
+}
+
+async function evaluate(
+  settings: EvalWorkerSettings,
+  taskSet: TaskSet,
+  client: EvalVmClient,
+  runner: TaskRunner,
+  say: (line: string) => void,
+  options: EvalRunOptions,
+): Promise<EvalRunResult> {
+  // --- the plan, checked against the worker's own task set before anything runs.
+  const answer = await client.run();
+  const body = answer.body as { plan?: EvalPlan; plan_sha256?: string; state?: string } | null;
+  if (answer.status !== 200 || !body?.plan || typeof body.plan_sha256 !== "string") {
+    throw new EvalFailure("run_unavailable", `the run answered HTTP ${answer.status}`);
+  }
+  const { plan, plan_sha256: planDigest } = body;
+  if (canonicalDigest(plan as unknown as JsonValue) !== planDigest) {
+    throw new EvalFailure("plan_invalid", "the plan's digest is not the digest of the plan");
+  }
+  if (plan.run_id !== settings.runId) {
+    throw new EvalFailure("plan_invalid", "the plan is not the plan of this run");
+  }
+  if (plan.task_set.revision_id !== taskSet.revision_id) {
+    throw new EvalFailure(
+      "task_set_mismatch",
+      `the plan's task set ${plan.task_set.revision_id} is not this worker's ${taskSet.revision_id}`,
+    );
+  }
+  const tasksById = new Map(taskSet.tasks.map((task) => [task.id, task]));
+  const tasks = plan.task_set.task_ids.map((id) => tasksById.get(id));
+  if (
+    tasks.some((task) => task === undefined) ||
+    !Number.isInteger(plan.trials) ||
+    plan.trials < 1
+  ) {
+    throw new EvalFailure(
+      "plan_invalid",
+      "the plan names a task or a trial count this worker lacks",
+    );
+  }
+  say(
+    `run state ${body.state}: ${tasks.length} tasks x ${plan.trials} trials, task set ${taskSet.revision_id}`,
+  );
+
+  // --- the agent, re-hashed; an unreadable one still gets a result (every trial 0).
+  const artifact = await client.artifact();
+  if (artifact.bytes === null) {
+    throw new EvalFailure(
+      "artifact_mismatch",
+      `the artifact route answered HTTP ${artifact.status}`,
+    );
+  }
+  const agentSha256 = sha256Hex(artifact.bytes);
+  if (agentSha256 !== plan.agent_sha256) {
+    throw new EvalFailure(
+      "artifact_mismatch",
+      `the artifact's sha256 ${agentSha256} is not the plan's ${plan.agent_sha256}`,
+    );
+  }
+  const agent = await agentTaskFiles(artifact.bytes);
+  say(
+    agent.ok
+      ? `agent ${agentSha256}: ${agent.count} files, ${agent.bytes} bytes`
+      : `agent ${agentSha256} cannot run (${agent.code}): every trial scores 0`,
+  );
+
+  const envAnswer = await client.env();
+  const minerEnv = envAnswer.body?.env;
+  if (envAnswer.status !== 200 || typeof minerEnv !== "object" || minerEnv === null) {
+    throw new EvalFailure("env_unavailable", `the env route answered HTTP ${envAnswer.status}`);
+  }
+  // Names only are printed: the values are the miner's secrets.
+  const env = Object.fromEntries(
+    Object.entries(minerEnv).filter(
+      (entry): entry is [string, string] => typeof entry[1] === "string" && passesToAgent(entry[0]),
+    ),
+  );
+  const withheld = Object.keys(minerEnv).filter((name) => !(name in env));
+  say(
+    `miner env: ${Object.keys(env).length} values (${Object.keys(env).join(", ") || "none"})` +
+      (withheld.length > 0 ? `; withheld (reserved or malformed): ${withheld.join(", ")}` : ""),
+  );
+
+  const opened = await client.telemetrySession(settings.grant);
+  const session = opened.body?.session_id;
+  if (opened.status !== 200 || typeof session !== "string") {
+    throw new EvalFailure(
+      "telemetry_refused",
+      `the telemetry session answered HTTP ${opened.status} ${brief(opened.body)}`,
+    );
+  }
+  say(`telemetry session open until ${opened.body?.expires_at}`);
+
+  // --- the trials.
+  const telemetry = telemetryOf(client, session, say);
+  const trials: { task_id: string; trial_scores: number[] }[] = [];
+  // A trial that could end after this would leave no time to post the result before the run
+  // expires: it is not started (it scores 0), and the result still goes out.
+  const lastTrialEnd = Date.parse(plan.expires_at) - RESULT_RESERVE_MS;
+  const trialWorstMs = settings.trialTimeoutSeconds * 1000 + TRIAL_RUN_MARGIN_MS;
+  for (const task of tasks as EvalTask[]) {
+    const scores: number[] = [];
+    for (let trial = 1; trial <= plan.trials; trial += 1) {
+      await telemetry.progress(task.id, { type: "task.status", status: "running", trial });
+      const attempt = await telemetry.attempt(task.id, trial);
+      let lines: AttemptEventLine[];
+      let score: 0 | 1 = 0;
+      const inTime = Date.now() + trialWorstMs <= lastTrialEnd;
+      if (agent.ok && inTime) {
+        let run: Awaited<ReturnType<typeof runTrial>>;
+        try {
+          run = await runTrial({
+            runner,
+            image: settings.agentImage,
+            jobId: `eval-${settings.runId}-${task.id}-${trial}`.slice(0, 128),
+            task,
+            agentFiles: agent.files,
+            minerEnv: env,
+            timeoutSeconds: settings.trialTimeoutSeconds,
+          });
+        } catch (error) {
+          // The runner could not run it at all: the worker's problem, not the agent's.
+          if (error instanceof TaskError) {
+            throw new EvalFailure("runner_unavailable", `${error.code}: ${error.message}`);
+          }
+          throw error;
+        }
+        score = run.output === null ? 0 : checkTaskOutput(task, run.output);
+        const summary = `trial ${trial}: exit ${run.agentExitCode ?? "none"}, output ${run.outputStatus}, ${(run.durationMs / 1000).toFixed(1)} s`;
+        lines = [...run.lines, { stream: "agent", message: summary }];
+        say(`task ${task.id} ${summary}, checker ${score}`);
+      } else {
+        const why = agent.ok
+          ? "the run expires before it could end"
+          : `the agent cannot run (${agent.code})`;
+        lines = [{ stream: "agent", message: `trial ${trial}: not run: ${why}` }];
+        say(`task ${task.id} trial ${trial}: not run (${why}), checker 0`);
+      }
+      await telemetry.events(attempt, lines);
+      scores.push(score);
+      await telemetry.progress(task.id, {
+        type: "task.progress",
+        completed_trials: trial,
+        total_trials: plan.trials,
+      });
+    }
+    await telemetry.progress(task.id, { type: "task.status", status: "finished" });
+    trials.push({ task_id: task.id, trial_scores: scores });
+  }
+
+  // --- the result.
+  const eventLog = evalEventLog({
+    evaluator: EVALUATOR,
+    planDigest,
+    taskSetRevisionId: taskSet.revision_id,
+    agentSha256,
+    agentImage: settings.agentImage,
+  });
+  const key = loadDevAttestationKey(settings.devAttestationKeyFile);
+  const result = await buildEvalResult({
+    plan,
+    planDigest,
+    trials,
+    evaluator: { ...EVALUATOR },
+    completedAt: new Date().toISOString(),
+    eventLog,
+    measurement: DEV_MEASUREMENT,
+    vmConfig: {
+      vcpus: Math.min(1024, availableParallelism()),
+      memory_mib: Math.min(16_777_216, Math.max(1, Math.floor(totalmem() / 1024 / 1024))),
+      image_digest: settings.imageDigest,
+    },
+    quote: (reportData) =>
+      signDevQuote({
+        privateKeyPem: key.privateKeyPem,
+        reportData,
+        mrtd: DEV_MEASUREMENT,
+        rtmrs: replayEventLog(eventLog),
+      }),
+  });
+  say(
+    `result built: score ${result.result_core.score}, result digest ${result.result_digest} (development quote)`,
+  );
+  return postResult(client, result, say, options.resultRetryBudgetMs ?? RESULT_RETRY_BUDGET_MS);
+}
+
+type ProgressBody =
+  | { type: "task.status"; status: "running" | "finished" | "failed"; trial?: number }
+  | { type: "task.progress"; completed_trials: number; total_trials: number };
+
+/** The run's telemetry: per-task increasing seq, attempts, output lines; refusals printed. */
+function telemetryOf(client: EvalVmClient, session: string, say: (line: string) => void) {
+  const seqs = new Map<string, number>();
+  const attempt = async (taskId: string, trial: number): Promise<AttemptGrant | null> => {
+    try {
+      const answer = await client.attempt(session, taskId, trial);
+      const grant = answer.body;
+      if ((answer.status === 200 || answer.status === 201) && typeof grant?.token === "string") {
+        return grant;
+      }
+      say(`attempt ${taskId}/${trial} refused: HTTP ${answer.status} ${brief(answer.body)}`);
+    } catch (error) {
+      say(`attempt ${taskId}/${trial}: no answer (${(error as Error).message})`);
+    }
+    return null;
+  };
+  return {
+    async progress(taskId: string, event: ProgressBody) {
+      const seq = (seqs.get(taskId) ?? 0) + 1;
+      seqs.set(taskId, seq);
+      try {
+        const answer = await client.progress(session, {
+          ...event,
+          task_id: taskId,
+          seq,
+        } as ProgressEvent);
+        if (answer.status !== 200) {
+          say(`progress ${taskId}#${seq} refused: HTTP ${answer.status} ${brief(answer.body)}`);
+        }
+      } catch (error) {
+        say(`progress ${taskId}#${seq}: no answer (${(error as Error).message})`);
+      }
+    },
+    attempt,
+    async events(grant: AttemptGrant | null, lines: readonly AttemptEventLine[]) {
+      if (grant === null || lines.length === 0) return;
+      try {
+        const answer = await client.events(grant, lines);
+        if (answer.status !== 202) {
+          say(
+            `events of attempt ${grant.attempt_id} refused: HTTP ${answer.status} ${brief(answer.body)}`,
+          );
+        }
+      } catch (error) {
+        say(`events of attempt ${grant.attempt_id}: no answer (${(error as Error).message})`);
+      }
+    },
+  };
+}
+
+/** POST the result; on 503 (or no answer) the identical bytes again, with backoff. */
+async function postResult(
+  client: EvalVmClient,
+  result: EvalResult,
+  say: (line: string) => void,
+  budgetMs: number,
+): Promise<EvalRunResult> {
+  const bytes = canonicalJson(result as unknown as JsonValue);
+  const deadline = Date.now() + budgetMs;
+  let delayMs = 1_000;
+  for (let attempt = 1; ; attempt += 1) {
+    let answer: Awaited<ReturnType<EvalVmClient["result"]>> | null = null;
+    try {
+      answer = await client.result(bytes);
+    } catch (error) {
+      say(`result attempt ${attempt}: no answer (${(error as Error).message})`);
+    }
+    if (answer !== null && (answer.status === 200 || answer.status === 202)) {
+      const receipt = answer.body as {
+        state?: string;
+        verification?: { status?: string; code?: string | null };
+      } | null;
+      const verification = receipt?.verification;
+      say(
+        `result receipted (HTTP ${answer.status}): run ${receipt?.state}, verification ${verification?.status}` +
+          `${verification?.code ? ` (${verification.code})` : ""}`,
+      );
+      return {
+        receipted: true,
+        score: result.result_core.score,
+        outcome: String(verification?.status),
+        state: String(receipt?.state),
+      };
+    }
+    if (answer !== null && answer.status !== 503) {
+      throw new EvalFailure(
+        "result_refused",
+        `the result route answered HTTP ${answer.status} ${brief(answer.body)}`,
+      );
+    }
+    const waitMs = Math.min(
+      answer?.retryAfter != null ? answer.retryAfter * 1000 : delayMs,
+      30_000,
+    );
+    if (Date.now() + waitMs > deadline) {
+      throw new EvalFailure(
+        "result_refused",
+        `the verifier stayed unavailable for ${Math.round(budgetMs / 1000)} s`,
+      );
+    }
+    say(
+      `result attempt ${attempt}: verifier unavailable, the same bytes again in ${Math.round(waitMs / 1000)} s`,
+    );
+    await sleep(waitMs);
+    delayMs = Math.min(delayMs * 2, 30_000);
+  }
+}

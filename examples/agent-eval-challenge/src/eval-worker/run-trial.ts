@@ -1,0 +1,193 @@
+/**
+ * One trial: one task, one container. The agent's files, the harness and the task input go in
+ * as read-only task files; the container has no network, runs as a non-root user under memory,
+ * CPU and pids limits, and is killed at the trial's deadline (with a second deadline around the
+ * whole run, so an engine that stops answering cannot hang the worker either). The environment
+ * is the task's and the miner's values, never the run token, the telemetry session or an
+ * attempt token. The output file comes back through the harness's frame; scoring is the
+ * caller's (the checker runs here in the worker, outside the container).
+ */
+import { randomBytes } from "node:crypto";
+import {
+  TaskAbortedError,
+  type TaskFile,
+  type TaskResult,
+  type TaskRunner,
+  taskFile,
+} from "@platform/challenge-sdk/tasks";
+import type { EvalTask } from "../eval/task-set.js";
+import {
+  AGENT_OUTPUT_CAP,
+  AGENT_STREAM_CAP,
+  HARNESS_PATH,
+  HARNESS_SOURCE,
+  INPUT_PATH,
+  OUTPUT_FILE,
+  readFramedOutput,
+} from "./trial-harness.js";
+
+/** The sandbox's limits for one trial (lower than the hardened defaults). */
+export const TRIAL_LIMITS = Object.freeze({
+  cpus: 1,
+  memoryMb: 512,
+  pids: 128,
+  tmpfsMb: 64,
+  outputBytes: 1024 * 1024,
+});
+/** How long past its own deadline a run may take (container creation, file staging, removal). */
+export const TRIAL_RUN_MARGIN_MS = 60_000;
+/** At most this many lines of a trial's output are reported, each at most this long. */
+export const MAX_EVENT_LINES = 400;
+export const MAX_EVENT_LINE_CHARS = 2048;
+
+/** Names the worker sets itself, or that would change how the harness and python start. */
+const RESERVED_ENV = /^(TASK_.*|PATH|HOME|PYTHON.*|LD_.*|EVAL_RUN_TOKEN|TELEMETRY_GRANT)$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+export interface TrialInput {
+  runner: TaskRunner;
+  image: string;
+  jobId: string;
+  task: EvalTask;
+  agentFiles: readonly TaskFile[];
+  /** The miner's env values (GET env); reserved or malformed names are left out. */
+  minerEnv: Record<string, string>;
+  timeoutSeconds: number;
+}
+
+export interface TrialLine {
+  stream: "stdout" | "stderr";
+  message: string;
+}
+
+export interface TrialRun {
+  /** The agent's output file as copied out; null when there is none to check. */
+  output: Buffer | null;
+  /** ok | missing | too_large | no_frame | timed_out | oom_killed. */
+  outputStatus: string;
+  agentExitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** The container's output lines (the frame left out), capped. */
+  lines: TrialLine[];
+}
+
+/** Whether a miner's env name reaches the container (valid, and not one the worker owns). */
+export const passesToAgent = (name: string): boolean =>
+  ENV_NAME.test(name) && !RESERVED_ENV.test(name);
+
+/** The container's environment: the miner's passable values, then the task's. */
+export function trialEnv(task: EvalTask, minerEnv: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(minerEnv)) {
+    if (passesToAgent(name) && typeof value === "string") env[name] = value;
+  }
+  return {
+    ...env,
+    TASK_ID: task.id,
+    TASK_INSTRUCTIONS: task.instructions,
+    TASK_INPUT: `/workspace/${INPUT_PATH}`,
+    TASK_OUTPUT: OUTPUT_FILE,
+    PYTHONDONTWRITEBYTECODE: "1",
+  };
+}
+
+/** Run one trial to its end; a runner that cannot run it at all throws its TaskError. */
+export async function runTrial(input: TrialInput): Promise<TrialRun> {
+  const marker = `@@agent-eval-output-${randomBytes(12).toString("hex")}@@`;
+  let result: TaskResult;
+  try {
+    result = await input.runner.run(
+      {
+        jobId: input.jobId,
+        image: input.image,
+        command: [
+          "python3",
+          `/workspace/${HARNESS_PATH}`,
+          marker,
+          String(AGENT_STREAM_CAP),
+          String(AGENT_OUTPUT_CAP),
+        ],
+        env: trialEnv(input.task, input.minerEnv),
+        files: [
+          taskFile(HARNESS_PATH, HARNESS_SOURCE),
+          taskFile(INPUT_PATH, input.task.input),
+          ...input.agentFiles,
+        ],
+        limits: TRIAL_LIMITS,
+        timeoutSeconds: input.timeoutSeconds,
+        labels: { "agent-eval.role": "trial" },
+      },
+      { signal: AbortSignal.timeout(input.timeoutSeconds * 1000 + TRIAL_RUN_MARGIN_MS) },
+    );
+  } catch (error) {
+    // Our own second deadline: the trial took too long, whatever the engine was doing.
+    if (error instanceof TaskAbortedError) {
+      return {
+        output: null,
+        outputStatus: "timed_out",
+        agentExitCode: null,
+        timedOut: true,
+        durationMs: input.timeoutSeconds * 1000 + TRIAL_RUN_MARGIN_MS,
+        lines: [],
+      };
+    }
+    throw error;
+  }
+  const framed = readFramedOutput(result.stdout, marker);
+  const lines = redactValues(
+    capLines([
+      ...framed.lines.map((message) => ({ stream: "stdout" as const, message })),
+      ...splitLines(result.stderr).map((message) => ({ stream: "stderr" as const, message })),
+    ]),
+    Object.values(input.minerEnv),
+  );
+  // A killed container's partial frame is not an answer.
+  const outputStatus = result.timedOut
+    ? "timed_out"
+    : result.oomKilled
+      ? "oom_killed"
+      : framed.status;
+  return {
+    output: outputStatus === "ok" ? framed.output : null,
+    outputStatus,
+    agentExitCode: framed.agentExitCode,
+    timedOut: result.timedOut,
+    durationMs: result.durationMs,
+    lines,
+  };
+}
+
+/** Values shorter than this are left alone (they would blank out ordinary words). */
+const MIN_REDACTED_LENGTH = 6;
+
+/**
+ * The miner's env values (API keys, typically) blanked out of the lines before they leave the
+ * VM as telemetry; the service redacts again, this keeps them out of the request too.
+ */
+export function redactValues(lines: TrialLine[], values: readonly string[]): TrialLine[] {
+  const secrets = values
+    .filter((value) => value.length >= MIN_REDACTED_LENGTH)
+    .sort((a, b) => b.length - a.length);
+  if (secrets.length === 0) return lines;
+  return lines.map((line) => ({
+    stream: line.stream,
+    message: secrets.reduce(
+      (message, secret) => message.split(secret).join("[redacted]"),
+      line.message,
+    ),
+  }));
+}
+
+function splitLines(text: string): string[] {
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+function capLines(lines: TrialLine[]): TrialLine[] {
+  return lines.slice(0, MAX_EVENT_LINES).map((line) => ({
+    stream: line.stream,
+    message: line.message.slice(0, MAX_EVENT_LINE_CHARS),
+  }));
+}
