@@ -1,9 +1,10 @@
 import { packageBuild } from "../../tsup.base.ts";
 
-// A service, not a library: one entry (the process a container runs), no declarations. The
-// migrations stay beside dist/, found from the bundle as `../migrations/`.
+// A service, not a library: the process a container runs, and the miner's tool (run from this
+// checkout, beside node_modules), no declarations. The migrations stay beside dist/, found from
+// the bundle as `../migrations/`.
 const service = packageBuild({
-  entry: { main: "src/main.ts" },
+  entry: { main: "src/main.ts", miner: "src/miner.ts" },
   dts: false,
   // The builds run at once: this one's clean must leave the workers' output alone.
   clean: ["!review-worker.*", "!eval-worker.*"],

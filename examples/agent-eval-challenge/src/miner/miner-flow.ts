@@ -1,0 +1,213 @@
+/**
+ * The miner's flow, one function per step, each printing what it did: submit the agent, set or
+ * confirm its env, launch, review (prepare, deployed, the review worker, the verdict), eval
+ * (prepare, the telemetry grant, the eval worker, the result), and, through a master, the weight
+ * that followed. `run` chains them; every step is also its own subcommand (miner.ts).
+ */
+import { createHash } from "node:crypto";
+import type { Sr25519Keypair } from "@platform/challenge-sdk/signing";
+import { signTelemetryGrant } from "../eval/telemetry-grant.js";
+import { agentArchive } from "./agent-archive.js";
+import { type ChallengeClient, MinerError } from "./challenge-client.js";
+import { ensureAgentImage, runEvalWorker, runReviewWorker } from "./workers.js";
+
+export interface Miner {
+  client: ChallengeClient;
+  pair: Sr25519Keypair;
+}
+
+const say = (line: string) => console.log(`miner: ${line}`);
+const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
+
+export async function submitAgent(miner: Miner, agentPath: string, name: string) {
+  const zip = agentArchive(agentPath);
+  say(`submitting ${agentPath} (${zip.byteLength} bytes, sha256 ${sha256(zip).slice(0, 16)}...)`);
+  const answer = await miner.client.signed<{ id: number; artifact_sha256?: string }>(
+    "POST",
+    "/submissions",
+    { name, artifact_b64: zip.toString("base64") },
+  );
+  say(`submission ${answer.id} stored for ${miner.pair.address}`);
+  return answer.id;
+}
+
+/** PUT env (`env` non-empty) or confirm that the agent needs none. */
+export async function setEnv(miner: Miner, id: number, env: Record<string, string>) {
+  const names = Object.keys(env);
+  if (names.length === 0) {
+    await miner.client.signed("POST", `/submissions/${id}/env/confirm-empty`);
+    say("env: confirmed empty");
+    return;
+  }
+  await miner.client.signed("PUT", `/submissions/${id}/env`, { env });
+  // Names only: values are secrets (API keys), and the challenge never shows them either.
+  say(`env: ${names.length} value(s) set, sealed at rest (${names.sort().join(", ")})`);
+}
+
+export async function launch(miner: Miner, id: number) {
+  await miner.client.signed("POST", `/submissions/${id}/launch`);
+  say("launched: the env is locked; evaluation may start after the review allows");
+}
+
+interface ReviewPrepared {
+  assignment_id: string;
+  state: string;
+  secret_delivery?: { env_key: string; token: string };
+}
+
+interface ReviewHistory {
+  items: {
+    assignment_id: string;
+    state: string;
+    outcome: string | null;
+    verification_code: string | null;
+  }[];
+}
+
+/** The review: prepare, record the deployment, run the reference review worker, read the verdict. */
+export async function review(miner: Miner, id: number): Promise<"allowed" | string> {
+  const prepared = await miner.client.signed<ReviewPrepared>(
+    "POST",
+    `/submissions/${id}/review/prepare`,
+  );
+  say(`review: assignment ${prepared.assignment_id} (${prepared.state})`);
+  const token = prepared.secret_delivery?.token;
+  if (token) {
+    await miner.client.signed("POST", `/submissions/${id}/review/deployed`, {
+      assignment_id: prepared.assignment_id,
+      vm_id: `local-${process.pid}`,
+      provider_receipt: "miner.js: the reference review worker as a local process",
+      image_digest: `sha256:${sha256("agent-eval reference review worker (local process)")}`,
+      compose_hash: sha256("miner.js local review"),
+    });
+    say("review: deployed; running the reference review worker");
+    const code = await runReviewWorker({ token, challengeUrl: miner.client.base });
+    if (code !== 0) say(`review: the worker exited ${code}`);
+  } else {
+    say("review: its token was delivered before; reading the verdict");
+  }
+  const history = await miner.client.signed<ReviewHistory>(
+    "GET",
+    `/submissions/${id}/review/history?limit=16`,
+  );
+  const current = history.items.find((item) => item.assignment_id === prepared.assignment_id);
+  const verdict = current?.outcome ?? current?.state ?? "unknown";
+  say(`review: ${verdict}${current?.verification_code ? ` (${current.verification_code})` : ""}`);
+  return verdict;
+}
+
+interface EvalPrepared {
+  run_id: string;
+  plan: { task_set: { task_ids: string[] }; trials: number };
+  plan_digest: string;
+  secret_delivery?: { env_key: string; token: string };
+}
+
+interface EvalHistory {
+  current_run_id: string | null;
+  items: { run_id: string; state: string; score: number | null; failure_code: string | null }[];
+}
+
+/** The evaluation: prepare the run, sign its telemetry grant, run the eval worker, read the score. */
+export async function evaluate(
+  miner: Miner,
+  id: number,
+  options: { agentImage: string },
+): Promise<{ state: string; score: number | null }> {
+  const prepared = await miner.client.signed<EvalPrepared>(
+    "POST",
+    `/submissions/${id}/eval/prepare`,
+  );
+  const { task_ids } = prepared.plan.task_set;
+  say(`eval: run ${prepared.run_id}: ${task_ids.length} tasks x ${prepared.plan.trials} trials`);
+  const token = prepared.secret_delivery?.token;
+  if (!token) {
+    throw new MinerError(
+      `eval run ${prepared.run_id} was prepared before and its token delivered then; ` +
+        "cancel it (eval/cancel) and retry, or wait for its result",
+    );
+  }
+  // The worker never sees the mnemonic: it gets this grant, good for this run and plan only.
+  const grant = signTelemetryGrant(miner.pair, {
+    runId: prepared.run_id,
+    planSha256: prepared.plan_digest,
+  });
+  say("eval: telemetry grant signed; running the reference eval worker");
+  await ensureAgentImage(options.agentImage);
+  const code = await runEvalWorker({
+    token,
+    grant,
+    challengeUrl: miner.client.base,
+    internalUrl: miner.client.internal,
+    agentImage: options.agentImage,
+  });
+  if (code !== 0) say(`eval: the worker exited ${code}`);
+  const status = await evalStatus(miner, id);
+  const run = status.items.find((item) => item.run_id === prepared.run_id);
+  say(`eval: run ${prepared.run_id} ${run?.state ?? "unknown"}`);
+  return { state: run?.state ?? "unknown", score: run?.score ?? null };
+}
+
+export function evalStatus(miner: Miner, id: number): Promise<EvalHistory> {
+  return miner.client.signed<EvalHistory>("GET", `/submissions/${id}/eval/status?limit=16`);
+}
+
+interface WeightsSnapshot {
+  computed_at: string;
+  hotkeys?: Record<string, number>;
+  sources?: Record<string, unknown>;
+}
+
+/** Through a master: wait (up to `seconds`) for a snapshot giving `hotkey` a weight. */
+export async function awaitWeight(miner: Miner, seconds: number): Promise<number | null> {
+  const master = miner.client.master;
+  if (master === null || seconds <= 0) return null;
+  say(`weights: waiting up to ${seconds} s for ${master}/v1/weights/latest`);
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const snapshot = await miner.client.get<WeightsSnapshot>(`${master}/v1/weights/latest`);
+    const weight = snapshot?.hotkeys?.[miner.pair.address];
+    if (typeof weight === "number" && weight > 0) {
+      say(
+        `weights: ${miner.pair.address} holds ${weight} in the snapshot of ${snapshot!.computed_at}`,
+      );
+      return weight;
+    }
+    if (Date.now() >= deadline) {
+      say(
+        "weights: none for this hotkey (yet: the master collects every 30 s by default; " +
+          "winner-take-all gives the weight to the best agent only)",
+      );
+      return null;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+/** The whole flow. Resolves to the final score (0 when the review did not allow the agent). */
+export async function runAll(
+  miner: Miner,
+  input: {
+    agentPath: string;
+    name: string;
+    env: Record<string, string>;
+    agentImage: string;
+    waitWeightSeconds: number;
+  },
+): Promise<number> {
+  const id = await submitAgent(miner, input.agentPath, input.name);
+  await setEnv(miner, id, input.env);
+  await launch(miner, id);
+  const verdict = await review(miner, id);
+  if (verdict !== "allowed") {
+    say(`the review did not allow this agent (${verdict}): it is not evaluated`);
+    return 0;
+  }
+  const result = await evaluate(miner, id, { agentImage: input.agentImage });
+  if (result.state !== "accepted" || result.score === null) {
+    say(`the run ended ${result.state}: no score`);
+    return 0;
+  }
+  if (result.score > 0) await awaitWeight(miner, input.waitWeightSeconds);
+  return result.score;
+}

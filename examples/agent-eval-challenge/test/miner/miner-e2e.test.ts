@@ -1,0 +1,183 @@
+// The issue's "done when", end to end on real processes: `platform dev` (the master, its proxy
+// and weights, this challenge on the embedded database with the development verifier), then the
+// README's miner command: dist/miner.js runs the whole flow through the master (submit, env,
+// launch, the review worker, the eval worker with the agents in the agent image) and the good
+// agent's hotkey ends up holding the agent-eval weight in /v1/weights/latest. The escape agent
+// is stopped by the review (it reads run credentials) and ends at 0. Needs `npm run build` and
+// the agent image (agent-image/build.sh), as CI does before the tests.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdtempSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const example = fileURLToPath(new URL("../../", import.meta.url));
+const repo = join(example, "../..");
+const MINER = join(example, "dist/miner.js");
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+
+interface Run {
+  code: number | null;
+  output: string;
+}
+
+function runMiner(args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MINER, ...args], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      output += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, output }));
+  });
+}
+
+const lastLine = (output: string) => output.trim().split("\n").at(-1);
+const hotkeyOf = (output: string) =>
+  /a fresh throwaway hotkey (\S+)/.exec(output)?.[1] ?? "(no hotkey printed)";
+
+describe("the miner's tool against `platform dev` (issue 14, done when)", () => {
+  let dev: ChildProcess;
+  let master: string;
+
+  beforeAll(async () => {
+    for (const file of [MINER, join(example, "dist/eval-worker.js")]) {
+      if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build first`);
+    }
+    dev = spawn(
+      process.execPath,
+      [
+        "--conditions=@platform/source",
+        "--import",
+        tsx,
+        join(repo, "packages/cli/src/cli.ts"),
+        "dev",
+        "--port",
+        "0",
+        "--json",
+        "--challenge",
+        join(example, "src/challenge.ts"),
+      ],
+      {
+        cwd: mkdtempSync(join(tmpdir(), "agent-eval-e2e-")),
+        env: {
+          ...process.env,
+          LOG_LEVEL: "warn",
+          ADMIN_TOKEN: "",
+          ADMIN_TOKEN_FILE: "",
+          DATABASE_URL: "",
+          PLATFORM_MASTER_URL: "",
+          PLATFORM_WEIGHTS_INTERVAL_SECONDS: "2",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stderr = "";
+    dev.stderr!.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    master = await new Promise<string>((resolve, reject) => {
+      let seen = "";
+      const timer = setTimeout(
+        () => reject(new Error(`platform dev was not ready in 150 s:\n${seen}\n${stderr}`)),
+        150_000,
+      );
+      dev.stdout!.on("data", (chunk) => {
+        seen += chunk;
+        const line = /^\{"status":"ready".*\}$/m.exec(seen)?.[0];
+        if (line) {
+          clearTimeout(timer);
+          resolve((JSON.parse(line) as { master_url: string }).master_url);
+        }
+      });
+      dev.on("close", (code) => reject(new Error(`platform dev exited ${code}:\n${stderr}`)));
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    if (dev && dev.exitCode === null) {
+      dev.kill("SIGTERM");
+      await once(dev, "close");
+    }
+  });
+
+  it("takes agents/good from upload to the agent-eval weight in /v1/weights/latest", async () => {
+    const run = await runMiner([
+      "run",
+      "--url",
+      master,
+      "--new-key",
+      "--agent",
+      join(example, "agents/good"),
+      "--wait-weight",
+      "60",
+    ]);
+    expect(run.code, run.output).toBe(0);
+    expect(lastLine(run.output), run.output).toBe("final score: 1");
+    const hotkey = hotkeyOf(run.output);
+    for (const step of [
+      "env: confirmed empty",
+      "launched",
+      "review: allowed",
+      "eval: telemetry grant signed",
+      "eval-worker: telemetry session open",
+      "eval-worker: result receipted (HTTP 202)",
+      `weights: ${hotkey} holds`,
+    ]) {
+      expect(run.output, step).toContain(step);
+    }
+    // Telemetry went through too: progress through the proxy, the attempt events route (under
+    // /internal, never proxied) at the challenge's own address from the master's registry.
+    expect(run.output).not.toContain("refused");
+    // The workers got tokens and a grant, and printed none of them.
+    expect(run.output).not.toMatch(/Bearer|secret_delivery/);
+    const latest = (await (await fetch(`${master}/v1/weights/latest`)).json()) as {
+      hotkeys: Record<string, number>;
+    };
+    expect(latest.hotkeys[hotkey]).toBeGreaterThan(0);
+  }, 300_000);
+
+  it("stops agents/escape at the review: no evaluation, final score 0", async () => {
+    const run = await runMiner([
+      "run",
+      "--url",
+      `${master}/challenges/agent-eval`,
+      "--new-key",
+      "--agent",
+      join(example, "agents/escape"),
+    ]);
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toContain("review: rejected");
+    expect(run.output).not.toContain("eval: run ");
+    expect(lastLine(run.output), run.output).toBe("final score: 0");
+  }, 120_000);
+
+  it("says what is wrong, and exits 1, when the flow cannot start", async () => {
+    const noKey = await runMiner(["run", "--url", master, "--agent", join(example, "agents/good")]);
+    expect(noKey.code).toBe(1);
+    expect(noKey.output).toContain("set PLATFORM_MNEMONIC or pass --key-file");
+    const nowhere = await runMiner([
+      "run",
+      "--url",
+      "http://127.0.0.1:9",
+      "--new-key",
+      "--agent",
+      join(example, "agents/good"),
+    ]);
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.output).toContain("is it running?");
+    const help = await runMiner(["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.output).toContain("final score: <0..1>");
+  }, 60_000);
+});
