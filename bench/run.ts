@@ -2,6 +2,8 @@
 // each. Add a figure: write bench/figures/<name>.ts exporting a `Figure`, list it below.
 //   npm run bench -- [name-substring ...]
 import { type Figure, printFigure, withOtherLoad } from "./_figure.js";
+import { agentEvalEventsFigure } from "./figures/agent-eval-events.js";
+import { agentEvalThroughputFigure } from "./figures/agent-eval-throughput.js";
 import { brokerFigure } from "./figures/broker.js";
 import { harnessOverheadFigure } from "./figures/harness-overhead.js";
 import { httpKitFigure } from "./figures/http-kit.js";
@@ -22,6 +24,8 @@ const FIGURES: Figure[] = [
   brokerFigure,
   harnessOverheadFigure,
   scoringThroughputFigure,
+  agentEvalThroughputFigure,
+  agentEvalEventsFigure,
 ];
 
 const filters = process.argv.slice(2);
