@@ -220,7 +220,8 @@ describe.skipIf(!env)("the SDK's brokerTaskRunner against the master's broker", 
         (await brokerOf(t.master.context)!.list(challenge.slug, "aborted")).some(
           (w) => w.state === "running",
         ),
-      20_000,
+      // Generous: under a full test run other suites start containers on the same engine.
+      60_000,
       "the task's container to run",
     );
     abort.abort();
@@ -236,7 +237,7 @@ describe.skipIf(!env)("the SDK's brokerTaskRunner against the master's broker", 
     const rows = await t.master.database.sql<{ ended: boolean }[]>`
       select ended_at is not null as ended from broker_runs where job_id = 'aborted'`;
     expect(rows).toEqual([{ ended: true }]);
-  });
+  }, 120_000);
 
   it("maps a disabled challenge (403 challenge_disabled) to a TaskAuthError", async () => {
     const res = await t.fetch(`/v1/admin/challenges/${challenge.slug}/disable?reason=test`, {
