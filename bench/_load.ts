@@ -16,11 +16,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** Load `origin + path` for `durationMs` after a short warm-up. */
+/** Load `origin + path` for `durationMs` after a short warm-up (GET, or POST of `body`). */
 export async function loadTest(
   origin: string,
   path: string,
-  options: { connections?: number; durationMs?: number; warmupMs?: number } = {},
+  options: { connections?: number; durationMs?: number; warmupMs?: number; body?: Buffer } = {},
 ): Promise<LoadResult> {
   const connections = options.connections ?? 32;
   const pool = new Pool(origin, { connections, pipelining: 1 });
@@ -32,7 +32,16 @@ export async function loadTest(
       while (performance.now() < end) {
         const start = performance.now();
         try {
-          const res = await pool.request({ method: "GET", path });
+          const res = await pool.request(
+            options.body
+              ? {
+                  method: "POST",
+                  path,
+                  body: options.body,
+                  headers: { "content-type": "application/octet-stream" },
+                }
+              : { method: "GET", path },
+          );
           await res.body.dump();
           if (res.statusCode !== 200) errors++;
         } catch {

@@ -7,7 +7,10 @@ import { agentEvalThroughputFigure } from "./figures/agent-eval-throughput.js";
 import { brokerFigure } from "./figures/broker.js";
 import { harnessOverheadFigure } from "./figures/harness-overhead.js";
 import { httpKitFigure } from "./figures/http-kit.js";
+import { masterRssFigure } from "./figures/master-rss.js";
 import { proxyFigure } from "./figures/proxy.js";
+import { proxyShapesFigure } from "./figures/proxy-shapes.js";
+import { proxySseFigure } from "./figures/proxy-sse.js";
 import { scoringThroughputFigure } from "./figures/scoring-throughput.js";
 import { sdkSignedPoolFigure } from "./figures/sdk-signed-pool.js";
 import { signedUploadPoolFigure } from "./figures/signed-upload-pool.js";
@@ -19,6 +22,9 @@ const FIGURES: Figure[] = [
   sr25519VerifyPoolFigure,
   httpKitFigure,
   proxyFigure,
+  proxyShapesFigure,
+  proxySseFigure,
+  masterRssFigure,
   signedUploadPoolFigure,
   sdkSignedPoolFigure,
   brokerFigure,
