@@ -29,12 +29,15 @@ export interface PreparedRun extends ReadyAssignment {
   planDigest: string;
 }
 
-/** A fresh miner's submission with an issued eval run (its env confirmed empty, or `env`). */
+/**
+ * A fresh miner's submission (of `zip`, else a small test agent) with an issued eval run, its env
+ * confirmed empty, or `env`.
+ */
 export async function preparedRun(
   t: AgentEvalTest,
-  options: { env?: Record<string, string> } = {},
+  options: { env?: Record<string, string>; zip?: Buffer } = {},
 ): Promise<PreparedRun> {
-  const ready = await readyForReport(t);
+  const ready = await readyForReport(t, { zip: options.zip });
   expect((await postReport(t, ready, await envelopeFor(ready))).status).toBe(202);
   const base = `/submissions/${ready.submissionId}`;
   const env = options.env

@@ -1,62 +1,20 @@
 // Helpers of the live tests: a running run (a prepared run whose telemetry session is open),
 // optionally with env values set before launch, its attempts, and the events route's requests.
 import { expect } from "vitest";
-import type { EvalPlan } from "../../src/eval/eval-plan.js";
 import type { AgentEvalTest } from "../agent-eval-kit.js";
 import { openTelemetry, type PreparedRun, preparedRun } from "../eval/eval-kit.js";
-import { envelopeFor, postReport, readyForReport } from "../review/report-kit.js";
 
 export interface RunningRun extends PreparedRun {
   session: string;
 }
 
-/**
- * A running run: like `preparedRun`, but with `env` set (instead of confirmed empty) when given,
- * and its telemetry session opened.
- */
+/** A running run: `preparedRun` (with `env` set when given) and its telemetry session opened. */
 export async function runningRun(
   t: AgentEvalTest,
   options: { env?: Record<string, string> } = {},
 ): Promise<RunningRun> {
-  const run =
-    options.env === undefined ? await preparedRun(t) : await preparedRunWithEnv(t, options.env);
+  const run = await preparedRun(t, options);
   return { ...run, session: await openTelemetry(t, run) };
-}
-
-async function preparedRunWithEnv(
-  t: AgentEvalTest,
-  env: Record<string, string>,
-): Promise<PreparedRun> {
-  const ready = await readyForReport(t);
-  expect((await postReport(t, ready, await envelopeFor(ready))).status).toBe(202);
-  const base = `/submissions/${ready.submissionId}`;
-  const put = await t.signedFetch(`${base}/env`, {
-    method: "PUT",
-    miner: ready.miner,
-    json: { env },
-  });
-  expect(put.status, await put.clone().text()).toBe(200);
-  expect(
-    (await t.signedFetch(`${base}/launch`, { method: "POST", miner: ready.miner })).status,
-  ).toBe(200);
-  const prepared = await t.signedFetch(`${base}/eval/prepare`, {
-    method: "POST",
-    miner: ready.miner,
-  });
-  expect(prepared.status).toBe(200);
-  const body = (await prepared.json()) as {
-    run_id: string;
-    plan: EvalPlan;
-    plan_digest: string;
-    secret_delivery: { token: string };
-  };
-  return {
-    ...ready,
-    runId: body.run_id,
-    runToken: body.secret_delivery.token,
-    plan: body.plan,
-    planDigest: body.plan_digest,
-  };
 }
 
 export interface OpenedAttempt {

@@ -49,13 +49,16 @@ export function vmFetch(t: AgentEvalTest, assignmentId: string, token: string | 
   };
 }
 
-/** A fresh miner's submission, prepared, deployed and (unless told not to) its model call bound. */
+/**
+ * A fresh miner's submission (of `zip`, else a small test agent), prepared, deployed and (unless
+ * told not to) its model call bound.
+ */
 export async function readyForReport(
   t: AgentEvalTest,
-  options: { bindModelCall?: boolean } = {},
+  options: { bindModelCall?: boolean; zip?: Buffer } = {},
 ): Promise<ReadyAssignment> {
   const miner = await createMinerKey();
-  const submissionId = await submitAgent(t, miner);
+  const submissionId = await submitAgent(t, miner, options.zip);
   const answer = await ok(await reviewCalls(t, miner).prepare(submissionId));
   const token = answer.secret_delivery!.token;
   const deployed = await t.signedFetch(`/submissions/${submissionId}/review/deployed`, {

@@ -12,14 +12,17 @@ export const sha256Hex = (text: string): string =>
   createHash("sha256").update(text, "utf8").digest("hex");
 
 /** A submission of `miner`, stored through POST /submissions; its id. */
-export async function submitAgent(t: AgentEvalTest, miner: MinerKey): Promise<number> {
-  const zip = agentZip();
+export async function submitAgent(
+  t: AgentEvalTest,
+  miner: MinerKey,
+  zip: Buffer = agentZip(),
+): Promise<number> {
   const response = await t.signedFetch("/submissions", {
     method: "POST",
     miner,
     json: { name: "agent", artifact_b64: zip.toString("base64") },
   });
-  expect(response.status).toBe(201);
+  expect(response.status, await response.clone().text()).toBe(201);
   return ((await response.json()) as { id: number }).id;
 }
 
