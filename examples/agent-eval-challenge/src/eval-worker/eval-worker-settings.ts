@@ -4,11 +4,10 @@
  * the trial deadline. Read once and checked whole, so a bad variable stops the worker before it
  * touches the network; no value is ever echoed (the token and the grant are secrets).
  */
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseCapabilityToken } from "../crypto/index.js";
 import type { TelemetryGrant } from "../eval/telemetry-grant.js";
+import { httpUrl, ownDigest } from "../worker-environment.js";
 
 /** The evaluator named in every result (and measured into RTMR3). */
 export const EVALUATOR = Object.freeze({
@@ -59,9 +58,9 @@ export function loadEvalWorkerSettings(
   else if (parsed === null) problems.push("EVAL_RUN_TOKEN is not a run token");
 
   const grant = telemetryGrant(env.TELEMETRY_GRANT, problems);
-  const challengeUrl = httpUrl(env.CHALLENGE_URL, "CHALLENGE_URL", problems);
+  const challengeUrl = httpUrl(env.CHALLENGE_URL, "CHALLENGE_URL", problems, true);
   const challengeInternalUrl = env.CHALLENGE_INTERNAL_URL?.trim()
-    ? httpUrl(env.CHALLENGE_INTERNAL_URL, "CHALLENGE_INTERNAL_URL", problems)
+    ? httpUrl(env.CHALLENGE_INTERNAL_URL, "CHALLENGE_INTERNAL_URL", problems, true)
     : challengeUrl;
 
   const agentImage = env.AGENT_IMAGE?.trim() || DEFAULT_AGENT_IMAGE;
@@ -132,38 +131,4 @@ function telemetryGrant(value: string | undefined, problems: string[]): Telemetr
     nonce: grant.nonce as string,
     timestamp: grant.timestamp as string,
   };
-}
-
-/** An http(s) URL without its trailing slash. */
-function httpUrl(value: string | undefined, name: string, problems: string[]): string | null {
-  const text = value?.trim() ?? "";
-  if (text === "") {
-    problems.push(`${name} is required`);
-    return null;
-  }
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    problems.push(`${name} is not a URL`);
-    return null;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    problems.push(`${name} must be http or https`);
-    return null;
-  }
-  if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
-    problems.push(`${name} must carry no query, fragment or credentials`);
-    return null;
-  }
-  return url.href.replace(/\/+$/, "");
-}
-
-/** sha256 of the worker's own bundle: what "this image" is when nobody says otherwise. */
-function ownDigest(file: string): string {
-  try {
-    return `sha256:${createHash("sha256").update(readFileSync(file)).digest("hex")}`;
-  } catch {
-    return "";
-  }
 }

@@ -3,10 +3,9 @@
  * secret), where the challenge is, and the optional OpenAI-compatible model. Read once and
  * checked whole, so a bad variable stops the worker before it touches the network.
  */
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseCapabilityToken } from "../crypto/index.js";
+import { httpUrl, ownDigest } from "../worker-environment.js";
 
 /** The reviewer named in every report (and measured into RTMR3). */
 export const REVIEWER = Object.freeze({ name: "agent-eval-reference-reviewer", version: "1.0.0" });
@@ -81,43 +80,4 @@ function modelSettings(env: NodeJS.ProcessEnv, problems: string[]): ModelSetting
     problems.push("MODEL_BASE_URL's host must be a DNS name or an IPv4 address");
   }
   return { baseUrl, apiKey: env.MODEL_API_KEY?.trim() || undefined, model, endpointHost };
-}
-
-/** An http(s) URL without its trailing slash; null when absent and optional. */
-function httpUrl(
-  value: string | undefined,
-  name: string,
-  problems: string[],
-  required: boolean,
-): string | null {
-  const text = value?.trim() ?? "";
-  if (text === "") {
-    if (required) problems.push(`${name} is required`);
-    return null;
-  }
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    problems.push(`${name} is not a URL`);
-    return null;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    problems.push(`${name} must be http or https`);
-    return null;
-  }
-  if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
-    problems.push(`${name} must carry no query, fragment or credentials`);
-    return null;
-  }
-  return url.href.replace(/\/+$/, "");
-}
-
-/** sha256 of the worker's own bundle: what "this image" is when nobody says otherwise. */
-function ownDigest(file: string): string {
-  try {
-    return `sha256:${createHash("sha256").update(readFileSync(file)).digest("hex")}`;
-  } catch {
-    return "";
-  }
 }
