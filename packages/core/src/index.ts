@@ -36,6 +36,8 @@ export {
   type Database,
   DataDirLockedError,
   DEFAULT_DATA_DIR,
+  type GroupCommitOptions,
+  groupCommit,
   type LockDataDirOptions,
   loadMigrations,
   lockDataDir,
@@ -44,10 +46,12 @@ export {
   type Migration,
   migrate,
   migrationChecksum,
+  type NoncePair,
   type OpenDatabaseOptions,
   openDatabase,
   redactDatabaseUrl,
   type Sql,
+  spendNonces,
   type TransactionSql,
 } from "./db/index.js";
 

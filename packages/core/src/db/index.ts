@@ -1,4 +1,5 @@
 export { DataDirLockedError, type LockDataDirOptions, lockDataDir } from "./data-dir-lock.js";
+export { type GroupCommitOptions, groupCommit } from "./group-commit.js";
 export { loadMigrations, type Migration } from "./load-migrations.js";
 export { type MigrateOptions, type MigrateResult, migrate, migrationChecksum } from "./migrate.js";
 export {
@@ -11,3 +12,4 @@ export {
   type TransactionSql,
 } from "./open-database.js";
 export { redactDatabaseUrl } from "./redact-url.js";
+export { type NoncePair, spendNonces } from "./spend-nonces.js";
