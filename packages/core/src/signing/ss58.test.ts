@@ -36,6 +36,17 @@ describe("ss58", () => {
     expect(isValidSs58(DEV_ADDRESS, 42)).toBe(true);
   });
 
+  it("answers a repeated decode the same, from a copy no caller can spoil", () => {
+    const first = decodeSs58(DEV_ADDRESS);
+    first.fill(0); // a caller writing into its key must not change what the next one gets
+    expect(Buffer.from(decodeSs58(DEV_ADDRESS)).toString("hex")).toBe(DEV_PUBLIC_HEX);
+    // A remembered address is still held to the expected prefix, and a bad one is never kept.
+    const polkadot = encodeSs58(devPublic, 0);
+    expect(decodeSs58Account(polkadot).prefix).toBe(0);
+    expect(() => decodeSs58(polkadot, 42)).toThrow(/prefix 0, expected 42/);
+    for (let i = 0; i < 2; i++) expect(isValidSs58(flipLast(DEV_ADDRESS))).toBe(false);
+  });
+
   it("refuses a bad checksum", () => {
     const tampered = flipLast(DEV_ADDRESS);
     expect(() => decodeSs58(tampered)).toThrow(/bad checksum/);

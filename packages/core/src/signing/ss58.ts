@@ -46,13 +46,40 @@ export interface Ss58Account {
   prefix: number;
 }
 
+// Addresses decoded lately: a subnet's miners sign with the same few hundred hotkeys, and a
+// decode (base58, then a blake2b checksum) is a measurable share of a signed request's CPU on
+// both the master and the challenge (docs/performance.md, `signed-upload-pool`). Only valid
+// addresses are kept; bounded, the oldest entry dropped first.
+const RECENT_LIMIT = 4096;
+const recent = new Map<string, Ss58Account>();
+
 /**
  * Decodes an ss58 account address (32-byte key, any valid prefix, or exactly `expectedPrefix`).
  * Throws an Error naming what is wrong: not base58, wrong length, bad checksum, other prefix.
  */
 export function decodeSs58Account(address: string, expectedPrefix?: number): Ss58Account {
   if (typeof address !== "string") throw new TypeError("an ss58 address is a string");
-  const shown = JSON.stringify(address.length > 64 ? `${address.slice(0, 64)}…` : address);
+  let account = recent.get(address);
+  if (account === undefined) {
+    account = decodeUncached(address);
+    if (recent.size >= RECENT_LIMIT) recent.delete(recent.keys().next().value as string);
+    recent.set(address, account);
+  }
+  if (expectedPrefix !== undefined && account.prefix !== expectedPrefix) {
+    throw new Error(
+      `invalid ss58 address ${shownAddress(address)}: prefix ${account.prefix}, expected ${expectedPrefix}`,
+    );
+  }
+  // A copy: the caller may write into its key, the cached one must stay as decoded.
+  return { publicKey: account.publicKey.slice(), prefix: account.prefix };
+}
+
+function shownAddress(address: string): string {
+  return JSON.stringify(address.length > 64 ? `${address.slice(0, 64)}…` : address);
+}
+
+function decodeUncached(address: string): Ss58Account {
+  const shown = shownAddress(address);
   if (address.length === 0 || !isBase58(address)) {
     throw new Error(`invalid ss58 address ${shown}: not base58`);
   }
@@ -70,9 +97,6 @@ export function decodeSs58Account(address: string, expectedPrefix?: number): Ss5
   const second = bytes[1] ?? 0;
   const prefix =
     headLength === 1 ? first : ((first & 0x3f) << 2) | (second >> 6) | ((second & 0x3f) << 8);
-  if (expectedPrefix !== undefined && prefix !== expectedPrefix) {
-    throw new Error(`invalid ss58 address ${shown}: prefix ${prefix}, expected ${expectedPrefix}`);
-  }
   return { publicKey: bytes.slice(headLength, headLength + 32), prefix };
 }
 
