@@ -1,7 +1,7 @@
 // How a request finds the instance (database, config, token, state) it runs against: one
 // challenge definition (one app, one route table) can serve several instances at once, e.g. a
 // test suite per backend, so the instance travels with each request, never in module scope.
-import { HttpError, type ServerEnv } from "@platform/core";
+import { HttpError, type NoncePair, type ServerEnv } from "@platform/core";
 import type { MinerVerifier } from "./_miner-request.js";
 import type { ChallengeContext } from "./route-context.js";
 
@@ -15,6 +15,8 @@ export interface InstanceLink {
   internalWithoutToken: "open" | "unavailable";
   /** How signed requests are verified: on this thread, or through the verify pool. */
   verify: MinerVerifier;
+  /** Spends a verified (hotkey, nonce) once in `sdk_nonces`: false for a replay. */
+  spendNonce(pair: NoncePair): Promise<boolean>;
   /** Called after a nonce was spent: prunes old rows now and then. */
   maintain(): Promise<void>;
   /** Set once the instance closes: its database is gone, so requests are refused. */

@@ -26,7 +26,6 @@ import { checkInternalAuth, checkPublicBearer } from "./_internal-auth.js";
 import { decodeJsonBody } from "./_json-body.js";
 import { verifyMinerRequest } from "./_miner-request.js";
 import type { RegisteredRoute } from "./challenge-router.js";
-import { reserveNonce } from "./nonce-store.js";
 import { releaseRateLimit, takeRateLimit } from "./rate-limit.js";
 import type { BridgeMiner, RequestInfo, VerifiedMiner } from "./route-context.js";
 
@@ -152,7 +151,8 @@ async function run(
     const identity = readBridgeIdentity(request.headers);
     filename = readSubmissionFilename(request.headers);
     if (route.reserveNonce !== false && identity.nonce !== null) {
-      if (!(await reserveNonce(info.sql, identity.hotkey, identity.nonce))) throw nonceReused();
+      const pair = { hotkey: identity.hotkey, nonce: identity.nonce };
+      if (!(await link.spendNonce(pair))) throw nonceReused();
       await link.maintain();
     }
     miner = identity;
@@ -169,7 +169,8 @@ async function run(
       },
       link.verify,
     );
-    if (!(await reserveNonce(info.sql, verified.hotkey, verified.nonce))) throw nonceReused();
+    const pair = { hotkey: verified.hotkey, nonce: verified.nonce };
+    if (!(await link.spendNonce(pair))) throw nonceReused();
     await link.maintain();
     miner = verified;
   }

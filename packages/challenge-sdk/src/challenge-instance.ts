@@ -5,11 +5,13 @@ import {
   createLogger,
   createVerifyPool,
   type Database,
+  groupCommit,
   initCrypto,
   type Migration,
   migrate,
   openDatabase,
   type ServerEnv,
+  spendNonces,
   verifySignedRequest,
 } from "@platform/core";
 import type { TObject } from "@sinclair/typebox";
@@ -177,6 +179,9 @@ export async function openInstance<Cfg, State>(
     token: settings.challengeToken,
     internalWithoutToken: blueprint.internalWithoutToken,
     verify,
+    // Concurrent requests' nonces share one statement: a commit costs the embedded database far
+    // more than a row (docs/performance.md, `signed-upload-pool`).
+    spendNonce: groupCommit((pairs) => spendNonces(db.sql, "sdk_nonces", pairs)),
     closed: false,
     async maintain() {
       if (Date.now() - lastPrune < intervalMs) return;

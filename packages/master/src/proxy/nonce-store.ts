@@ -1,4 +1,4 @@
-import type { Logger, Sql } from "@platform/core";
+import { groupCommit, type Logger, type NoncePair, type Sql, spendNonces } from "@platform/core";
 
 /** Options of {@link NonceStore}. */
 export interface NonceStoreOptions {
@@ -13,8 +13,10 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Single use of (hotkey, nonce) for signed uploads, in the master's database
- * (`submission_nonces`). A reservation is one `insert ... on conflict do nothing`, atomic on
- * one replica or many. Old rows are pruned on a schedule and, between runs, after reservations.
+ * (`submission_nonces`). A reservation is an `insert ... on conflict do nothing`, atomic on
+ * one replica or many; concurrent uploads' reservations share one statement (core's
+ * `groupCommit`), as a commit costs the embedded database far more than a row. Old rows are
+ * pruned on a schedule and, between runs, after reservations.
  */
 export class NonceStore {
   private readonly retentionMs: number;
@@ -23,6 +25,7 @@ export class NonceStore {
   private pruning: Promise<number> | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
+  private readonly spend: (pair: NoncePair) => Promise<boolean>;
 
   constructor(
     private readonly sql: Sql,
@@ -30,16 +33,14 @@ export class NonceStore {
   ) {
     this.retentionMs = options.retentionMs ?? DAY_MS;
     this.pruneEveryMs = options.pruneEveryMs ?? 10 * 60 * 1000;
+    this.spend = groupCommit((pairs) => spendNonces(sql, "submission_nonces", pairs));
   }
 
   /** Reserve (hotkey, nonce): true if this call took it, false if it was already used. */
   async reserve(hotkey: string, nonce: string): Promise<boolean> {
-    const rows = await this.sql`
-      insert into submission_nonces (hotkey, nonce) values (${hotkey}, ${nonce})
-      on conflict do nothing
-      returning 1 as reserved`;
+    const reserved = await this.spend({ hotkey, nonce });
     if (Date.now() - this.lastPrune >= this.pruneEveryMs) void this.prune();
-    return rows.length === 1;
+    return reserved;
   }
 
   /** Delete reservations older than the retention; returns how many. One run at a time. */
