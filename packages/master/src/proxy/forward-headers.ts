@@ -235,7 +235,7 @@ const BRIDGE_KEPT = [
  * X-Core-Request-Hash), X-Submission-Filename when given, and {@link platformHeaders}.
  */
 export function bridgeRequestHeaders(
-  incoming: Headers,
+  incoming: RequestHeaderReader,
   identity: ForwardIdentity,
   credentials: BridgeCredentials,
 ): Record<string, string> {

@@ -11,8 +11,8 @@ import { UpstreamClient } from "./upstream-client.js";
  * Mount the master's public proxy: the passthrough to active challenges, the submission-status
  * read and the signed upload. One pooled undici client serves all three; the upload's nonce
  * reservations are pruned while the master listens, and both are closed with it. Returns the
- * native passthrough, which the public listener runs in front of the app (same answers, no web
- * Request or Response per request).
+ * node-native handlers of the upload and the passthrough, which the public listener runs in
+ * front of the app (same answers, no web Request or Response per request).
  * @example serve(app.fetch, { nodeHandler: registerProxyRoutes(context) }) // in createMaster
  */
 export function registerProxyRoutes(context: MasterContext): NativePassthrough {
@@ -40,5 +40,6 @@ export function registerProxyRoutes(context: MasterContext): NativePassthrough {
     await upstream.close();
   });
   registerPassthroughRoutes(app, { store, upstream, isMasterCredential });
-  return createNativePassthrough({ store, upstream, log, isMasterCredential });
+  const passthrough = createNativePassthrough({ store, upstream, log, isMasterCredential });
+  return (req, res) => upload.native(req, res) || passthrough(req, res);
 }
