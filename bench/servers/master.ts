@@ -1,6 +1,6 @@
 // A master for the bench figures, on the embedded database in a temporary folder, with one
 // active challenge ("bench") pointing at the upstream given as argv[2] (or none). Prints one
-// JSON line: its URL, the challenge's broker token (the broker figure calls the broker) and
+// JSON line: its URL, its admin listener's URL (`adminUrl`), the challenge's broker token (the broker figure calls the broker) and
 // its challenge token (what a real challenge behind it must be started with).
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,7 +42,9 @@ if (created.status !== 201)
   );
 const { docker_broker_token: brokerToken, challenge_token: challengeToken } =
   (await created.json()) as { docker_broker_token: string; challenge_token: string };
-console.log(JSON.stringify({ url: server.url, brokerToken, challengeToken }));
+console.log(
+  JSON.stringify({ url: server.url, adminUrl: server.admin.url, brokerToken, challengeToken }),
+);
 
 // Exit cleanly on SIGTERM so `--cpu-prof` can write its profile.
 process.once("SIGTERM", async () => {
