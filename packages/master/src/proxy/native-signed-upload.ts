@@ -83,6 +83,15 @@ async function answer(
   const requestId = requestIdOf({ headers } as unknown as Request);
   const fail = (error: unknown) =>
     void writeKitErrorAnswer(res, "POST", error, requestId, deps.log);
+  // As the kit's route aborts through the request's signal: a client gone before the upload is
+  // forwarded takes the forward with it, and one gone during it aborts the exchange.
+  let writer: UpstreamResponseWriter | undefined;
+  let clientGone = false;
+  res.once("close", () => {
+    if (res.writableFinished) return;
+    clientGone = true;
+    writer?.clientLeft();
+  });
   const body = await readDeclaredBody(req, upload.length);
   if (body === null) return; // the client went away mid-body: nobody to answer
   try {
@@ -95,7 +104,8 @@ async function answer(
       identity: { slug, requestId, remoteAddress: req.socket.remoteAddress },
     });
     deps.log.info("submission upload verified", { request_id: requestId, ...admitted.logFields });
-    const writer = new UpstreamResponseWriter({
+    if (clientGone) return;
+    writer = new UpstreamResponseWriter({
       req,
       res,
       slug,
@@ -103,9 +113,6 @@ async function answer(
       upstream: deps.upstream,
       body: null,
       fail,
-    });
-    res.once("close", () => {
-      if (!res.writableFinished) writer.clientLeft();
     });
     deps.upstream.dispatch(
       {
