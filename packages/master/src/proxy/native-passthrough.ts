@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { isBlockedProxySegments } from "@platform/challenge-sdk/proxy-contract";
 import { type Logger, type NodeHandler, requestIdOf } from "@platform/core";
 import { activeUpstream } from "./_active-upstream.js";
+import { ClientWatch } from "./_client-watch.js";
 import { writeKitErrorAnswer } from "./_kit-error-answer.js";
 import { kitRoutesToPassthrough } from "./_kit-route-match.js";
 import { nodeRequestBody } from "./_node-request-body.js";
@@ -64,21 +65,15 @@ async function forward(
   // requestIdOf reads only `request.headers.get`, which RawRequestHeaders has with Headers'
   // semantics: the same id for the same headers.
   const requestId = requestIdOf({ headers } as unknown as Request);
-  let writer: UpstreamResponseWriter | undefined;
-  let clientGone = false;
-  res.once("close", () => {
-    if (res.writableFinished) return;
-    clientGone = true;
-    writer?.clientLeft();
-  });
+  const client = new ClientWatch(res);
   const fail = (error: unknown) =>
     void writeKitErrorAnswer(res, method, error, requestId, deps.log);
   try {
     const { base } = await activeUpstream(deps.store, target.slug);
-    if (clientGone) return;
+    if (client.gone) return;
     const forwarded = bodyToForward(method, headers, true);
     const body = forwarded.forward ? nodeRequestBody(req) : null;
-    writer = new UpstreamResponseWriter({
+    const writer = new UpstreamResponseWriter({
       req,
       res,
       slug: target.slug,
@@ -87,6 +82,7 @@ async function forward(
       body,
       fail,
     });
+    client.follow(writer);
     const identity = { slug: target.slug, requestId, remoteAddress: req.socket.remoteAddress };
     deps.upstream.dispatch(
       {

@@ -8,6 +8,7 @@
 // the kit's error bytes and the passthrough's response writer.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Logger, type NodeHandler, requestIdOf } from "@platform/core";
+import { ClientWatch } from "./_client-watch.js";
 import { writeKitErrorAnswer } from "./_kit-error-answer.js";
 import { RawRequestHeaders } from "./_raw-request-headers.js";
 import {
@@ -83,15 +84,7 @@ async function answer(
   const requestId = requestIdOf({ headers } as unknown as Request);
   const fail = (error: unknown) =>
     void writeKitErrorAnswer(res, "POST", error, requestId, deps.log);
-  // As the kit's route aborts through the request's signal: a client gone before the upload is
-  // forwarded takes the forward with it, and one gone during it aborts the exchange.
-  let writer: UpstreamResponseWriter | undefined;
-  let clientGone = false;
-  res.once("close", () => {
-    if (res.writableFinished) return;
-    clientGone = true;
-    writer?.clientLeft();
-  });
+  const client = new ClientWatch(res);
   const body = await readDeclaredBody(req, upload.length);
   if (body === null) return; // the client went away mid-body: nobody to answer
   try {
@@ -104,8 +97,8 @@ async function answer(
       identity: { slug, requestId, remoteAddress: req.socket.remoteAddress },
     });
     deps.log.info("submission upload verified", { request_id: requestId, ...admitted.logFields });
-    if (clientGone) return;
-    writer = new UpstreamResponseWriter({
+    if (client.gone) return;
+    const writer = new UpstreamResponseWriter({
       req,
       res,
       slug,
@@ -114,6 +107,7 @@ async function answer(
       body: null,
       fail,
     });
+    client.follow(writer);
     deps.upstream.dispatch(
       {
         slug,

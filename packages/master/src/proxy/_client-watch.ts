@@ -1,0 +1,24 @@
+// Whether a native handler's client went away before its answer was written: both native
+// handlers (passthrough and signed upload) skip the forward when it left early, and abort the
+// exchange when it leaves during it, as the kit's routes do through the request's signal.
+import type { ServerResponse } from "node:http";
+import type { UpstreamResponseWriter } from "./_upstream-response-writer.js";
+
+export class ClientWatch {
+  /** True once the client closed the connection before the answer was fully written. */
+  gone = false;
+  private writer: UpstreamResponseWriter | undefined;
+
+  constructor(res: ServerResponse) {
+    res.once("close", () => {
+      if (res.writableFinished) return;
+      this.gone = true;
+      this.writer?.clientLeft();
+    });
+  }
+
+  /** The exchange to abort if the client leaves from now on. */
+  follow(writer: UpstreamResponseWriter): void {
+    this.writer = writer;
+  }
+}
