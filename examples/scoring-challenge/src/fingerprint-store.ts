@@ -5,12 +5,20 @@
  * a miner fixing a refused bundle, or resubmitting a broken one, is not copying anyone.
  * A hotkey's own earlier bundles do count (as in production): resubmitting a near-identical
  * bundle to draw another seed is what the check is for.
+ *
+ * Stored fingerprints carry their FINGERPRINT_VERSION, and only equal versions compare (shingles
+ * of different code are not comparable). A row of an older version is recomputed from its
+ * submission's stored ZIP before any check that could match it, so a bundle accepted before an
+ * upgrade of the fingerprint still protects its author afterwards.
  */
 import type { Sql, TransactionSql } from "@platform/challenge-sdk";
+import { readBundleZip } from "./bundle/index.js";
 import {
   estimatedJaccard,
   FINGERPRINT_VERSION,
   type Fingerprint,
+  fingerprint as fingerprintFiles,
+  isNearDuplicate,
   jaccard,
   MINHASH_SIZE,
   NEAR_DUPLICATE_THRESHOLD,
@@ -38,8 +46,13 @@ export interface DuplicateQuery {
 const ESTIMATE_MARGIN = 0.2;
 // Candidates are read in id order; past this many the earliest ones decide.
 const MAX_CANDIDATES = 1000;
+// Stale fingerprints recomputed per round trip: each reads a ZIP of up to 6 MiB.
+const UPGRADE_BATCH = 20;
 
-/** Store `fingerprint` for `submissionId` (once; a second call changes nothing). */
+/**
+ * Store `fingerprint` for `submissionId`: once per version (a second call with the same version
+ * changes nothing; a newer version replaces an older row).
+ */
 export async function saveFingerprint(
   sql: Sql | TransactionSql,
   submissionId: string | number | bigint,
@@ -50,7 +63,43 @@ export async function saveFingerprint(
     values (${String(submissionId)}, ${fingerprint.version}, ${fingerprint.shingles.length},
             ${toBytes(fingerprint.shingles)}, ${toBytes(fingerprint.minhash)},
             ${sql.array(fingerprint.bands, 23)})
-    on conflict (submission_id) do nothing`;
+    on conflict (submission_id) do update set
+      version = excluded.version, shingle_count = excluded.shingle_count,
+      shingles = excluded.shingles, minhash = excluded.minhash, bands = excluded.bands
+    where bundle_fingerprints.version < excluded.version`;
+}
+
+/**
+ * Recompute, from the stored ZIP, every fingerprint older than FINGERPRINT_VERSION that a check
+ * for a submission before `before` (all when null) could match: those of submissions not
+ * rejected or failed. Returns how many rows it rewrote. Workers racing on the same rows write
+ * the same values (the fingerprint is deterministic), so no lock is needed. A ZIP that no longer
+ * opens (it opened when accepted) keeps its old row: never compared, as before this pass.
+ */
+export async function upgradeFingerprints(sql: Sql, before: string | null = null): Promise<number> {
+  const unreadable: string[] = [];
+  let upgraded = 0;
+  for (;;) {
+    const stale = await sql<{ id: string; bundle: Buffer }[]>`
+      select f.submission_id::text as id, s.bundle
+      from bundle_fingerprints f join submissions s on s.id = f.submission_id
+      where f.version < ${FINGERPRINT_VERSION}
+        and s.status not in ('rejected', 'failed')
+        and (${before}::bigint is null or f.submission_id < ${before}::bigint)
+        and f.submission_id <> all(${sql.array(unreadable, 20)}::bigint[])
+      order by f.submission_id
+      limit ${UPGRADE_BATCH}`;
+    if (stale.length === 0) return upgraded;
+    for (const row of stale) {
+      const files = await readBundleZip(row.bundle);
+      if (!files.ok) {
+        unreadable.push(row.id);
+        continue;
+      }
+      await saveFingerprint(sql, row.id, fingerprintFiles(files.value));
+      upgraded++;
+    }
+  }
 }
 
 /** The earliest earlier bundle this one duplicates, exactly or nearly, or null. */
@@ -68,6 +117,7 @@ export async function findDuplicate(
     order by id limit 1`;
   if (exact) return { kind: "exact", submissionId: exact.id, similarity: 1 };
 
+  await upgradeFingerprints(sql, before);
   const { fingerprint } = query;
   const candidates = await sql<{ id: string; minhash: Buffer }[]>`
     select f.submission_id::text as id, f.minhash
@@ -93,7 +143,9 @@ export async function findDuplicate(
     order by submission_id`;
   for (const row of stored) {
     const similarity = jaccard(fromBytes(row.shingles), fingerprint.shingles);
-    if (similarity >= threshold) return { kind: "near", submissionId: row.id, similarity };
+    if (isNearDuplicate(similarity, threshold)) {
+      return { kind: "near", submissionId: row.id, similarity };
+    }
   }
   return null;
 }

@@ -55,11 +55,61 @@ describe("pythonTokens", () => {
     ]);
   });
 
-  it("never throws on garbage and stays linear on long inputs", () => {
+  it("keeps each string's source text, prefix and quotes included", () => {
+    const source = `a = rb"\\d+" + 'x' + """doc\n"""`;
+    const strings = pythonTokens(source).filter((token) => token.kind === "string");
+    expect(strings.map((token) => token.text)).toEqual([`rb"\\d+"`, `'x'`, `"""doc\n"""`]);
+  });
+
+  it("reads non-ASCII names whole, and ASCII names that continue in other scripts", () => {
+    expect(texts("é_1 = x𝔘y + ℕ")).toEqual(["name:é_1", "op:=", "name:x𝔘y", "op:+", "name:ℕ"]);
+  });
+
+  it("marks where each logical line starts and its indentation, as Python joins lines", () => {
+    const source = [
+      "def f(a,", // brackets join the next line
+      "      b):  # a comment",
+      "    x = [1,",
+      "  2]",
+      "    y = 1 + \\", // a backslash joins the next line
+      "        2",
+      "",
+      "\tif x:", // a tab is 8 columns
+      "\t    z = '''a",
+      "b'''; w = 1", // a string spans lines; `;` does not start a line
+      "# only a comment",
+      "\fq = 1", // a form feed resets the column
+    ].join("\n");
+    const starts = pythonTokens(source)
+      .filter((token) => token.indent >= 0)
+      .map((token) => `${token.text}@${token.indent}`);
+    expect(starts).toEqual(["def@0", "x@4", "y@4", "if@8", "z@12", "q@0"]);
+    // Unbalanced closing brackets never make the depth negative: the next line still starts.
+    const unbalanced = pythonTokens(")\nx = 1").filter((token) => token.indent >= 0);
+    expect(unbalanced.map((token) => token.text)).toEqual([")", "x"]);
+  });
+
+  it("never throws on garbage", () => {
     expect(() => pythonTokens('"unterminated\n$ ` \\ \u0000 é = 1')).not.toThrow();
-    const long = `x = "${"a".repeat(500_000)}\n${"(".repeat(200_000)}`;
-    const started = performance.now();
-    expect(pythonTokens(long).length).toBe(200_003);
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect(() => pythonTokens(")))]]}}\n\t\t(\n\\")).not.toThrow();
+  });
+
+  it("stays linear: eight times the input takes far less than 64 times as long", () => {
+    const input = (n: number) =>
+      `x = "${"a".repeat(n)}\n${"(".repeat(n)}\n${"name_1 = 2.5e3\n".repeat(n / 10)}`;
+    const time = (n: number) => {
+      const text = input(n);
+      let best = Number.POSITIVE_INFINITY;
+      for (let round = 0; round < 3; round++) {
+        const started = performance.now();
+        expect(pythonTokens(text).length).toBe(3 + n + (n / 10) * 3);
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    };
+    const small = time(12_500);
+    const large = time(100_000);
+    // Linear is 8 times, quadratic 64; the floor keeps a very fast small run from deciding.
+    expect(large / Math.max(small, 1)).toBeLessThan(24);
   });
 });
