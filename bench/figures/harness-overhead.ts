@@ -1,13 +1,15 @@
 // Figure: what the container costs a scored run of the scoring challenge. The same fixed byte
 // stream, scored with the same trivial model (a bigram table, plain SGD), two ways in one run:
 // - candidate: the full task the challenge runs, `runTask()` of examples/scoring-challenge through
-//   the SDK's `dockerTaskRunner` (hardened container, files staged, python and torch started, the
-//   harness's nonce re-exec, report parsed), one fresh container per run;
-// - baseline: the harness's own `execute()` (what run.py runs) called again and again inside ONE
-//   already-running container with the same image, flags and limits, after a warm-up round;
-//   its rounds interleaved with the container runs.
+//   the SDK's `dockerTaskRunner` (hardened container, files staged, the scorer's python and torch
+//   started, report parsed), one fresh container per run;
+// - baseline: the harness's own `execute()` (what run.py runs: the scorer, which starts the
+//   bundle's process each time) called again and again inside ONE already-running container with
+//   the same image, flags and limits, after a warm-up round; its rounds interleaved with the
+//   container runs.
 // Both must report the same code length to the last bit, or the figure refuses to print.
 import { execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import {
   chmodSync,
@@ -39,6 +41,7 @@ import {
   type RunBudgets,
   runJson,
   runTask,
+  sealCorpusSlice,
 } from "../../examples/scoring-challenge/src/harness-task.js";
 import { type Figure, median, round } from "../_figure.js";
 
@@ -63,14 +66,21 @@ function trivialBundle(): Bundle {
   return { codeHash: "bench", zip: Buffer.alloc(0), files, unpackedBytes };
 }
 
-/** The task's files, as the task places them, in a folder the container (uid 65534) can read. */
-function stageWorkspace(bundle: Bundle, slices: CorpusSlices): string {
+/** The task's files, as the task places them (the corpus sealed with `key`), in a folder the
+ * container (uid 65534) can read. */
+function stageWorkspace(bundle: Bundle, slices: CorpusSlices, key: Buffer): string {
   const workspace = mkdtempSync(join(tmpdir(), "bench-harness-"));
   mkdirSync(join(workspace, "bundle"));
   mkdirSync(join(workspace, "corpus"));
   for (const file of bundle.files) writeFileSync(join(workspace, "bundle", file.path), file.data);
-  writeFileSync(join(workspace, "corpus", "stream.bin"), slices.stream);
-  writeFileSync(join(workspace, "corpus", "holdout.bin"), slices.holdout);
+  writeFileSync(
+    join(workspace, "corpus", "stream.bin"),
+    sealCorpusSlice(slices.stream, key, "stream"),
+  );
+  writeFileSync(
+    join(workspace, "corpus", "holdout.bin"),
+    sealCorpusSlice(slices.holdout, key, "holdout"),
+  );
   writeFileSync(join(workspace, "run.json"), JSON.stringify(runJson(slices, BUDGETS)));
   for (const dir of [workspace, join(workspace, "bundle"), join(workspace, "corpus")]) {
     chmodSync(dir, 0o755);
@@ -88,7 +98,7 @@ interface InProcessRound {
  * One container, the task's image, flags and limits, running bench/fixtures/harness-overhead/
  * inprocess.py: each `round()` asks it for one more execute() and reads its timing.
  */
-function startInProcess(workspace: string, bundle: Bundle, slices: CorpusSlices) {
+function startInProcess(workspace: string, bundle: Bundle, slices: CorpusSlices, key: Buffer) {
   const { task } = runTask({
     jobId: "unused",
     image: IMAGE,
@@ -125,6 +135,8 @@ function startInProcess(workspace: string, bundle: Bundle, slices: CorpusSlices)
       `${workspace}:/workspace:ro`,
       "-v",
       `${fixture}:/bench:ro`,
+      "-e",
+      `HARNESS_CORPUS_KEY=${key.toString("hex")}`,
       IMAGE,
       "python3",
       "/bench/inprocess.py",
@@ -192,8 +204,9 @@ export const harnessOverheadFigure: Figure = {
       return { ms, nll, covered: parsed.report.covered_bytes };
     };
 
-    const workspace = stageWorkspace(bundle, slices);
-    const warm = startInProcess(workspace, bundle, slices);
+    const key = randomBytes(32);
+    const workspace = stageWorkspace(bundle, slices, key);
+    const warm = startInProcess(workspace, bundle, slices, key);
     try {
       // Warm-up of both: the image's layers and the page cache; torch imported in the warm process.
       const first = await containerRun();

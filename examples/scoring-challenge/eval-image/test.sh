@@ -28,13 +28,12 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"
 head -c 4096 "$here/../corpus/corpus.txt.gz" >"$work/corpus/stream.bin"
 chmod -R a+rX "$work"
+# The bundle's attempts run as the bundle's process does (trainer.py: a clean environment);
+# what the scorer beside it holds is tested by tests/test_isolation.py.
 out=$(docker run "${hardened[@]}" -v "$here/../bundles/malicious:/workspace/bundle:ro" \
-  -v "$work/corpus:/workspace/corpus:ro" -e HARNESS_NONCE=should-not-leak-0000 "$image" \
+  -v "$work/corpus:/workspace/corpus:ro" "$image" \
   python3 -c '
-import json, os, sys
-sys.path.insert(0, "/opt/harness")
-import harness_report
-harness_report.take_nonce()   # as run.py does, before any bundle import
+import json, sys
 sys.path.append("/workspace/bundle")
 import training
 print(json.dumps(training.attempt()))
@@ -50,12 +49,12 @@ for key in ("connect", "resolve", "overwrite_harness", "poison_corpus", "exec_fr
     if r[key]["ok"]:
         problems.append(f"{key} succeeded: {r[key]}")
 env = r["environ"].get("value") or []
-if any("should-not-leak" in e for e in env):
-    problems.append("the nonce is readable in /proc/self/environ")
+if any(e.startswith("HARNESS_") for e in env):
+    problems.append("a harness variable is readable in /proc/self/environ")
 if problems:
     print("containment: FAILED: " + "; ".join(problems))
     print("containment: 0 passed, 1 failed")
     sys.exit(1)
-print("containment: network, filesystem, exec and nonce all held")
+print("containment: network, filesystem and exec all held")
 print("containment: 1 passed, 0 failed")
 PY

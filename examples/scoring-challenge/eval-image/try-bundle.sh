@@ -26,16 +26,21 @@ else
 fi
 
 # The stream is the start of the non-held-out corpus; the holdout a slice of the held-out tail.
-python3 - "$corpus_dir" "$work" "$budget" "${HOLDOUT_BYTES:-65536}" <<'EOF'
+# Both are sealed with a fresh key, as the service seals them; only run.py gets the key.
+key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+python3 - "$corpus_dir" "$work" "$budget" "${HOLDOUT_BYTES:-65536}" "$key" "$here/harness" <<'EOF'
 import gzip, hashlib, json, os, sys
 corpus_dir, work, budget, holdout_bytes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+key = bytes.fromhex(sys.argv[5])
+sys.path.insert(0, sys.argv[6])
+from harness_corpus import unseal
 meta = json.load(open(os.path.join(corpus_dir, "corpus.json")))
 data = gzip.open(os.path.join(corpus_dir, meta["file"])).read()
 assert hashlib.sha256(data).hexdigest() == meta["sha256"], "corpus sha256 mismatch"
 offset = meta["holdout"]["offset"]
 stream, holdout = data[: min(budget, offset)], data[offset : offset + holdout_bytes]
-open(os.path.join(work, "corpus", "stream.bin"), "wb").write(stream)
-open(os.path.join(work, "corpus", "holdout.bin"), "wb").write(holdout)
+open(os.path.join(work, "corpus", "stream.bin"), "wb").write(unseal(stream, key, "stream"))
+open(os.path.join(work, "corpus", "holdout.bin"), "wb").write(unseal(holdout, key, "holdout"))
 run = {
     "seed": int(os.environ.get("SEED", "1337")),
     "vocab_size": 256,
@@ -62,8 +67,10 @@ hardened=(
 )
 for command in gate run; do
   nonce=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
+  secrets=(-e HARNESS_NONCE="$nonce")
+  [ "$command" = gate ] || secrets+=(-e HARNESS_CORPUS_KEY="$key")
   start=$(date +%s%N)
-  out=$(docker run "${hardened[@]}" "${mounts[@]}" -e HARNESS_NONCE="$nonce" "$image" \
+  out=$(docker run "${hardened[@]}" "${mounts[@]}" "${secrets[@]}" "$image" \
     python3 "/opt/harness/$command.py" 2>"$work.stderr") || true
   end=$(date +%s%N)
   if [ -n "${VERBOSE:-}" ]; then sed 's/^/  log: /' "$work.stderr" >&2; fi

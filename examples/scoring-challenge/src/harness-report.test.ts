@@ -105,7 +105,7 @@ describe("harness reports", () => {
       batch_size: null,
       nll_nats: null,
       first_batch_loss: null,
-      causality: { ok: true, max_delta: null, checked_positions: 0 },
+      causality: { ok: true, max_delta: null, checked_positions: 0, checked_rows: 0 },
     });
     expect(parseRunReport(frame(nonce, failed), nonce)).toEqual({ ok: true, report: failed });
   });

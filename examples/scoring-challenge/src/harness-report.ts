@@ -1,9 +1,10 @@
 /**
- * The evaluation harness's reports (notes in eval-image/README.md, protocol "1"): one framed line
- * `HARNESS-REPORT <nonce> <compact json>` on stdout. Only the LAST line carrying this run's
- * nonce counts; every other byte of stdout and stderr is the miner's log, never trusted. The
- * harness writes JSON without NaN or Infinity (non-finite floats become null), so every float
- * here may be null.
+ * The evaluation harness's reports (docs/challenges/scoring.md, protocol "2"): one framed line
+ * `HARNESS-REPORT <nonce> <compact json>` on stdout. Only the scorer writes to that stdout (the
+ * bundle's process has the container's stderr and no way to the scorer's descriptors), and only
+ * the LAST line carrying this run's nonce counts; everything else is the miner's log, never
+ * trusted. The harness writes JSON without NaN or Infinity (non-finite floats become null), so
+ * every float here may be null.
  */
 import { randomBytes } from "node:crypto";
 import { type Static, type TSchema, Type } from "@platform/challenge-sdk";
@@ -11,8 +12,8 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 
 /** The first word of a report line. */
 export const REPORT_PREFIX = "HARNESS-REPORT";
-/** The protocol version run.py reports as `harness_version`. */
-export const HARNESS_VERSION = "1";
+/** The protocol version run.py reports as `harness_version` (2: the scorer in its own process). */
+export const HARNESS_VERSION = "2";
 
 const Float = Type.Union([Type.Number(), Type.Null()]);
 const Count = Type.Integer({ minimum: 0 });
@@ -33,14 +34,19 @@ export const GateReport = Type.Object({
 });
 export type GateReport = Static<typeof GateReport>;
 
-/** Where a scored run stopped. */
+/**
+ * Where a scored run stopped: the bundle's stages (`import`, `build_model`, `train`, `graph`: the
+ * scorer could not evaluate the model's traced forward, `budget`), or the harness's own (`corpus`,
+ * `harness`), which are never the bundle's doing.
+ */
 export const RunStage = Type.Union([
   Type.Literal("import"),
   Type.Literal("build_model"),
-  Type.Literal("probe"),
   Type.Literal("train"),
-  Type.Literal("corpus"),
+  Type.Literal("graph"),
   Type.Literal("budget"),
+  Type.Literal("corpus"),
+  Type.Literal("harness"),
 ]);
 export type RunStage = Static<typeof RunStage>;
 
@@ -62,10 +68,18 @@ export const RunReport = Type.Object({
   nonfinite_batches: Count,
   param_count: Count,
   steps: Count,
-  causality: Type.Object({ ok: Type.Boolean(), max_delta: Float, checked_positions: Count }),
+  // Every charged row checked against a twin with a secret cut (eval-image/harness/harness_causality.py).
+  causality: Type.Object({
+    ok: Type.Boolean(),
+    max_delta: Float,
+    checked_positions: Count,
+    checked_rows: Count,
+  }),
   holdout: Type.Object({ covered_bytes: Count, nll_nats: Float }),
   device: Type.Union([Type.Literal("cpu"), Type.Literal("cuda")]),
   seconds: Float,
+  // The bundle's process's peak resident memory, measured by the scorer (absent: it never ran).
+  peak_memory_mb: Type.Optional(Float),
 });
 export type RunReport = Static<typeof RunReport>;
 

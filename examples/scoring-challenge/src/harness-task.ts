@@ -1,10 +1,14 @@
 /**
  * The two container runs of a bundle, as SDK tasks: `gate.py` (static gates and contract, no
- * bundle code executed) and `run.py` (the forced-init scored run). Files follow the harness
- * protocol: the bundle under bundle/, the corpus slices under corpus/, run.json beside them, all
- * read-only; the nonce goes in HARNESS_NONCE, which the harness removes before importing any
- * bundle code. The container is the SDK's hardened one: no network, read-only root, non-root.
+ * bundle code executed) and `run.py` (the forced-init scored run: a scorer process that holds the
+ * data and the report channel, and the bundle's process beside it). Files follow the harness
+ * protocol: the bundle under bundle/, the corpus slices under corpus/ SEALED with a fresh key per
+ * run, run.json beside them, all read-only. The nonce (HARNESS_NONCE) and the corpus key
+ * (HARNESS_CORPUS_KEY) reach the scorer alone: it makes itself unreadable before reading them and
+ * starts the bundle's process with a clean environment. The container is the SDK's hardened one:
+ * no network, read-only root, non-root.
  */
+import { createHash, randomBytes } from "node:crypto";
 import { type Task, type TaskFile, taskFile } from "@platform/challenge-sdk/tasks";
 import type { Bundle } from "./bundle/index.js";
 import type { CorpusSlices } from "./corpus.js";
@@ -84,6 +88,27 @@ export function runSettings(run: RunJson, streamBytes: number): RunSettings {
   };
 }
 
+const SEAL_DOMAIN = Buffer.from("platform-scoring-corpus-v1\0", "latin1");
+
+/**
+ * A corpus slice XORed with SHAKE-256(domain || label || 0 || key): what the bundle's process can
+ * see on disk is noise; the scorer unseals it (eval-image/harness/harness_corpus.py, the same
+ * construction). Sealing twice with the same key and label gives the slice back.
+ */
+export function sealCorpusSlice(
+  data: Uint8Array,
+  key: Uint8Array,
+  label: "stream" | "holdout",
+): Buffer {
+  const stream = createHash("shake256", { outputLength: data.length })
+    .update(SEAL_DOMAIN)
+    .update(Buffer.from(`${label}\0`, "latin1"))
+    .update(key)
+    .digest();
+  for (let i = 0; i < stream.length; i++) stream[i] = (stream[i] as number) ^ (data[i] as number);
+  return stream;
+}
+
 /** The bundle's files under bundle/. */
 export function bundleTaskFiles(bundle: Bundle): TaskFile[] {
   return bundle.files.map((file) => taskFile(`bundle/${file.path}`, file.data));
@@ -119,15 +144,16 @@ export function runTask(options: {
 }): { task: Task; run: RunJson; settings: RunSettings } {
   const run = runJson(options.slices, options.budgets);
   const resources = options.resources ?? {};
+  const key = randomBytes(32);
   const task: Task = {
     jobId: options.jobId,
     image: options.image ?? DEFAULT_EVAL_IMAGE,
     command: ["python3", "/opt/harness/run.py"],
-    env: { HARNESS_NONCE: options.nonce },
+    env: { HARNESS_NONCE: options.nonce, HARNESS_CORPUS_KEY: key.toString("hex") },
     files: [
       ...bundleTaskFiles(options.bundle),
-      taskFile("corpus/stream.bin", options.slices.stream),
-      taskFile("corpus/holdout.bin", options.slices.holdout),
+      taskFile("corpus/stream.bin", sealCorpusSlice(options.slices.stream, key, "stream")),
+      taskFile("corpus/holdout.bin", sealCorpusSlice(options.slices.holdout, key, "holdout")),
       taskFile("run.json", JSON.stringify(run)),
     ],
     limits: {

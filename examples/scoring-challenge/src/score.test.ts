@@ -75,7 +75,10 @@ describe("anti-cheat", () => {
 
   it("rejects a model that looks ahead, whatever its loss", () => {
     const outcome = scoreRun(
-      runReport({ causality: { ok: false, max_delta: 3.2, checked_positions: 12 }, nll_nats: 10 }),
+      runReport({
+        causality: { ok: false, max_delta: 3.2, checked_positions: 12, checked_rows: 1 },
+        nll_nats: 10,
+      }),
       run,
     );
     expect(outcome).toEqual({ status: "rejected", error: LOOKAHEAD_ERROR, bpb: null });
@@ -102,6 +105,21 @@ describe("failures", () => {
         error: { stage: "train" as const, message: "ZeroDivisionError: division by zero" },
       },
       /^train: ZeroDivisionError/,
+    ],
+    [
+      "a model the scorer cannot evaluate",
+      {
+        ok: false,
+        error: { stage: "graph" as const, message: "the model's forward uses aten::empty" },
+      },
+      /^graph: the model's forward uses aten::empty/,
+    ],
+    [
+      // Only the harness's own stage is the platform's: a message that merely starts like one
+      // (a bundle can raise any text) stays the bundle's failure.
+      "a bundle error that imitates a harness fault",
+      { ok: false, error: { stage: "train" as const, message: "harness: KeyError: 'x'" } },
+      /^train: harness: KeyError/,
     ],
     [
       "a parameter cap",
@@ -133,7 +151,7 @@ describe("failures", () => {
     ],
     [
       "a harness fault",
-      { ok: false, error: { stage: "train" as const, message: "harness: KeyError: 'x'" } },
+      { ok: false, error: { stage: "harness" as const, message: "harness: KeyError: 'x'" } },
       /the harness failed/,
     ],
     [
@@ -142,7 +160,7 @@ describe("failures", () => {
       /stream_sha256 cdcd.*, the service sent abab/,
     ],
     ["another vocabulary", { vocab_size: 4096 }, /vocab_size 4096, the service sent 256/],
-    ["another protocol", { harness_version: "2" }, /protocol 2/],
+    ["another protocol", { harness_version: "1" }, /protocol 1/],
   ])("blames the platform, not the miner, for %s", (_, patch, error) => {
     const outcome = scoreRun(runReport(patch), run);
     expect(outcome.status).toBe("infrastructure");

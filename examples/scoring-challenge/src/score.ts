@@ -93,7 +93,7 @@ export function scoreRun(
   }
   if (report.error?.stage === "corpus")
     return infrastructure(`the harness could not read its corpus: ${report.error.message}`);
-  if (report.error?.message.startsWith("harness: "))
+  if (report.error?.stage === "harness")
     return infrastructure(`the harness failed: ${report.error.message}`);
   const echoes: [string, unknown, unknown][] = [
     ["vocab_size", report.vocab_size, run.vocab_size],
@@ -108,7 +108,7 @@ export function scoreRun(
       );
   }
 
-  // A look-ahead is a cheat whatever else happened, and the probe runs before training.
+  // A look-ahead is a cheat whatever else happened: the scorer stops the run at the first one.
   if (!report.causality.ok) return { status: "rejected", error: LOOKAHEAD_ERROR, bpb: null };
   if (!report.ok || report.error) {
     const error = report.error ?? { stage: "train", message: "the run did not finish" };

@@ -5,7 +5,7 @@
 // should, the LLM gate allows, denies (cached), and holds, and a worker lost mid-run leaves the
 // submission to another that scores it exactly once.
 import { LeaseLostError } from "@platform/challenge-sdk/jobs";
-import type { TaskRunner } from "@platform/challenge-sdk/tasks";
+import type { TaskResult, TaskRunner } from "@platform/challenge-sdk/tasks";
 import { createMinerKey, type MinerKey, testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processSubmission } from "../src/pipeline/process-submission.js";
@@ -301,6 +301,83 @@ describe.runIf(ready)(`the whole pipeline on CPU (${backend})`, () => {
       { level: "llm", attempts: 2, status: "completed" },
       { level: "run", attempts: 2, status: "completed" },
     ]);
+  });
+
+  /** Take the next job through the pipeline with the scored run's result rewritten by `edit`. */
+  const processWith = async (edit: (result: TaskResult, nonce: string) => TaskResult) => {
+    const { queue, pipeline } = t.state;
+    const job = (await queue.claim({ workerId: "worker-edit", leaseSeconds: 120 }))!;
+    const edited: TaskRunner = {
+      kind: pipeline.runner.kind,
+      close: async () => {},
+      run: async (task, options) => {
+        const result = await pipeline.runner.run(task, options);
+        if (!task.command?.includes("/opt/harness/run.py")) return result;
+        return edit(result, task.env!["HARNESS_NONCE"]!);
+      },
+    };
+    await processSubmission({ ...pipeline, runner: edited }, job.payload, {
+      signal: new AbortController().signal,
+      workerId: "worker-edit",
+      fence: (tx) => queue.fence(job, tx),
+    });
+    return job.payload.submissionId;
+  };
+
+  // A third uniform model, not a near-copy of the uniform and flat ones above (a held bundle
+  // still counts as an original).
+  const unigramArchitecture = (tag: string) => `import torch as T
+
+
+def build_model(ctx):
+    return Constant(ctx.vocab_size)
+
+
+class Constant(T.nn.Module):
+    """A learned unigram over bytes, zero at first: ${tag}"""
+
+    def __init__(self, n):
+        super().__init__()
+        self.logits = T.nn.Parameter(T.zeros(n))
+
+    def forward(self, x):
+        b, l = x.shape[0], x.shape[1]
+        return self.logits.unsqueeze(0).unsqueeze(0).repeat(b, l, 1)
+`;
+
+  it("a run the watchdog stopped is never scored from its output, whatever it printed", async () => {
+    const submitted = await submit(
+      bundleZip(unigramArchitecture(`watchdog-${Date.now()}`), DRAIN_TRAINING),
+    );
+    // The real run's report is on stdout, complete and valid; the watchdog fired just after.
+    const id = await processWith((result, nonce) => {
+      expect(result.stdout).toContain(`HARNESS-REPORT ${nonce} {"ok":true`);
+      return { ...result, timedOut: true };
+    });
+    expect(id).toBe(submitted.id);
+    const record = await status(submitted.id);
+    expect(record.error).toMatch(/exceeded its time limit/);
+    expect(record).toMatchObject({ status: "failed", final_score: null, bpb: null });
+  });
+
+  it("a malformed report carrying the nonce is the bundle's failure, not a platform fault", async () => {
+    const submitted = await submit(
+      bundleZip(unigramArchitecture(`malformed-${Date.now()}`), DRAIN_TRAINING),
+    );
+    await processWith((result, nonce) => ({
+      ...result,
+      stdout: result.stdout.replace(`HARNESS-REPORT ${nonce} {`, `HARNESS-REPORT ${nonce} {{`),
+    }));
+    const record = await status(submitted.id);
+    expect(record.error).toMatch(/unreadable report/);
+    expect(record).toMatchObject({ status: "failed", final_score: null });
+    // Failed once, for good: not requeued as infrastructure.
+    const [run] = await t.sql<{ status: string; attempts: number }[]>`
+      select status, attempts from eval_jobs where submission_id = ${submitted.id}::bigint and level = 'run'`;
+    expect(run).toEqual({ status: "completed", attempts: 1 });
+    const [row] = await t.sql<{ harness_failures: number }[]>`
+      select harness_failures from submissions where id = ${submitted.id}::bigint`;
+    expect(row!.harness_failures).toBe(0);
   });
 });
 

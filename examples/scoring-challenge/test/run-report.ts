@@ -5,7 +5,7 @@ export function runReport(patch: Partial<RunReport> = {}): RunReport {
   return {
     ok: true,
     error: null,
-    harness_version: "1",
+    harness_version: "2",
     stream_sha256: "ab".repeat(32),
     vocab_size: 256,
     sequence_length: 128,
@@ -18,10 +18,11 @@ export function runReport(patch: Partial<RunReport> = {}): RunReport {
     nonfinite_batches: 0,
     param_count: 1000,
     steps: 10,
-    causality: { ok: true, max_delta: 0, checked_positions: 12 },
+    causality: { ok: true, max_delta: 0, checked_positions: 12, checked_rows: 80 },
     holdout: { covered_bytes: 1016, nll_nats: 1016 * Math.log(256) },
     device: "cpu",
     seconds: 1.5,
+    peak_memory_mb: 250,
     ...patch,
   };
 }

@@ -20,8 +20,7 @@ def main() -> int:
     parser.add_argument("--workspace", default="/workspace", help="holds bundle/ (tests only)")
     options = parser.parse_args()
     try:
-        # No bundle code runs here, so the nonce needs no re-exec to hide it.
-        nonce = harness_report.take_nonce(reexec=False)
+        nonce = harness_report.take_nonce()
     except harness_report.NonceError as error:
         print(f"gate: {error}", file=sys.stderr)
         return 2

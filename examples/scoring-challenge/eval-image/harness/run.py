@@ -1,42 +1,48 @@
-"""`python3 /opt/harness/run.py`: the forced-init scored run (prequential bits per byte).
+"""`python3 /opt/harness/run.py`: the scorer of a forced-init scored run (prequential bits per byte).
 
-Reads /workspace/bundle, /workspace/corpus/{stream,holdout}.bin and /workspace/run.json; prints
-one framed report line on stdout (bundle prints go to stderr). The harness measures; the service
-computes bpb and the score from the report. Order matters and is the protocol's:
-nonce hidden -> corpus verified -> static gate again -> seeds forced -> bundle imported ->
-seeds forced -> build_model -> causality probe -> seeds forced -> train (each batch scored before
-the bundle sees it) -> probe again -> holdout scored.
+Two processes, two trust domains. This one, the scorer, holds everything a score depends on:
+the stream and the holdout (sealed on disk, opened here with a key only this process had), the
+nonce, the report channel (the real stdout) and the arithmetic. It never imports, unpickles or
+runs bundle code. The bundle runs in a child process (trainer.py) with a clean environment, the
+container's stderr for its output, and two pipes to the scorer as its only channel; this process
+makes itself non-dumpable first, so the child cannot read its memory, environment or
+descriptors through /proc, nor ptrace it.
+
+For each batch the child asks for, the scorer evaluates the child's model, sent as a traced graph
+plus its current tensors (harness_graph.py), on every row of the batch, one row per call, and
+charges the negative log-likelihood; it checks each row against a twin with a secret cut
+(harness_causality.py); only then does it hand the batch over. The report (one framed line on
+stdout) carries only what the scorer measured; the service computes bpb and the score from it.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib
 import json
 import os
-import shutil
+import subprocess
 import sys
 import time
 import traceback
-from types import SimpleNamespace
 from typing import Any
 
 sys.dont_write_bytecode = True
-# Before torch loads OpenMP: idle worker threads sleep instead of spinning. On a shared or
-# quota-limited CPU, spinning threads starve the one doing the work (measured: 2 threads ran
-# 4x slower than 1 under load with the default policy, and faster than 1 with this one).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-# cuBLAS needs this before CUDA initialises, or deterministic algorithms refuse matmuls.
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
+import harness_corpus  # noqa: E402
 import harness_report  # noqa: E402
 
-HARNESS_VERSION = "1"
+HARNESS_VERSION = "2"
 PARAM_CAP = 150_000_000
 ARTIFACTS_DIR = "/tmp/artifacts"
 MESSAGE_LIMIT = 2000
+GRAPH_LIMIT = 64
+HERE = os.path.dirname(os.path.abspath(__file__))
 _HEX = set("0123456789abcdef")
+# Stages the bundle's process may report for its own failures; anything else counts as train.
+_CHILD_STAGES = {"import", "build_model", "train", "graph"}
 
 
 class StageError(Exception):
@@ -92,15 +98,16 @@ def read_config(path: str) -> dict[str, Any]:
     }
 
 
-def read_verified(path: str, expected: str, name: str) -> bytes:
+def read_sealed(path: str, key: bytes, label: str, expected: str) -> bytes:
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            sealed = handle.read()
     except OSError as error:
-        raise StageError("corpus", f"{name} is unreadable: {describe(error)}") from None
+        raise StageError("corpus", f"{label}.bin is unreadable: {describe(error)}") from None
+    data = harness_corpus.unseal(sealed, key, label)
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected:
-        raise StageError("corpus", f"{name} sha256 is {actual}, run.json pins {expected}")
+        raise StageError("corpus", f"{label}.bin sha256 is {actual} after unsealing, run.json pins {expected}")
     return data
 
 
@@ -122,20 +129,247 @@ def empty_report(config: dict[str, Any] | None) -> dict[str, Any]:
         "nonfinite_batches": 0,
         "param_count": 0,
         "steps": 0,
-        # checked_positions 0 means the probe did not run (the error says why).
-        "causality": {"ok": True, "max_delta": 0.0, "checked_positions": 0},
+        # checked_rows 0 means no batch was charged (the error says why).
+        "causality": {"ok": True, "max_delta": 0.0, "checked_positions": 0, "checked_rows": 0},
         "holdout": {"covered_bytes": 0, "nll_nats": 0.0},
         "device": "cpu",
         "seconds": 0.0,
     }
 
 
-def execute(workspace: str, artifacts_dir: str, report: dict[str, Any]) -> None:
+class Scorer:
+    """The scorer's half of the conversation with the bundle's process."""
+
+    def __init__(
+        self, config: dict[str, Any], stream: bytes, holdout: bytes, device: str, report: dict[str, Any], *, threads: int
+    ) -> None:
+        import harness_causality
+        import harness_stream
+
+        self.config = config
+        self.device = device
+        self.threads = threads
+        self.report = report
+        self.holdout = holdout
+        self.cursor = harness_stream.StreamCursor(
+            stream,
+            sequence_length=config["sequence_length"],
+            token_budget=config["token_budget"],
+            step_budget=config["step_budget"],
+        )
+        self.tally = harness_stream.Tally(config["vocab_size"])
+        self.twins = harness_causality.Twins(config["vocab_size"])
+        self.functions: dict[int, tuple[Any, int]] = {}
+        # The largest message: the model's tensors and constants within the memory budget.
+        self.payload_limit = max(256, config["memory_mb"] or 4096) * 1024 * 1024
+
+    def evaluate(self, function: Any, state: dict[str, Any], row: Any) -> Any:
+        import harness_graph
+
+        logits = function(row, state)
+        expected = (1, row.shape[1], self.config["vocab_size"])
+        if not hasattr(logits, "shape") or not hasattr(logits, "double"):
+            raise harness_graph.GraphError(f"the model returned {type(logits).__name__}, not a tensor of logits {list(expected)}")
+        if tuple(logits.shape) != expected:
+            raise harness_graph.GraphError(f"the model returned logits of shape {list(logits.shape)}; expected {list(expected)} [B, T, V]")
+        return logits
+
+    def prepared_state(self, function: Any, tensors: dict[str, Any]) -> dict[str, Any]:
+        import harness_graph
+
+        try:
+            size = harness_graph.check_state(function, tensors)
+        except harness_graph.GraphError as error:
+            raise StageError("graph", str(error)) from None
+        self.report["param_count"] = max(self.report["param_count"], size)
+        if size > PARAM_CAP:
+            raise StageError("budget", f"the model has {size} parameters, over the cap of {PARAM_CAP}")
+        return {name: tensors[name].to(self.device) for name in set(function.state_names)}
+
+    def register(self, message: Any) -> None:
+        import harness_graph
+
+        graph_id, seq_len = message.fields.get("graph_id"), message.fields.get("seq_len")
+        if not isinstance(graph_id, int) or isinstance(graph_id, bool) or not isinstance(seq_len, int):
+            raise StageError("graph", "the bundle's process sent a model without an id or row length")
+        if graph_id in self.functions or len(self.functions) >= GRAPH_LIMIT:
+            raise StageError("graph", f"the bundle's process sent more than {GRAPH_LIMIT} models, or one twice")
+        try:
+            function = harness_graph.ScoredFunction(message.fields.get("graph"), message.tensors, device=self.device)
+        except harness_graph.GraphError as error:
+            raise StageError("graph", str(error)) from None
+        self.functions[graph_id] = (function, seq_len)
+
+    def function_for(self, fields: dict[str, Any]) -> tuple[Any, int]:
+        known = self.functions.get(fields.get("graph_id"))  # type: ignore[arg-type]
+        if known is None:
+            raise StageError("graph", "the bundle's process asked for a batch for a model it never sent")
+        return known
+
+    def charge(self, message: Any) -> Any:
+        """Charge the next batch under the sent model; the tokens, or None when the pass is over."""
+        import harness_graph
+        import harness_stream
+        import torch
+
+        function, seq_len = self.function_for(message.fields)
+        size, length = message.fields.get("batch_size"), message.fields.get("seq_len")
+        if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= 4096:
+            raise StageError("train", f"iter_train_batches: batch_size must be an integer in 1..4096, got {size!r}")
+        if not isinstance(length, int) or isinstance(length, bool) or not 2 <= length <= self.config["sequence_length"]:
+            raise StageError("train", f"iter_train_batches: seq_len must be an integer in 2..{self.config['sequence_length']}, got {length!r}")
+        if length != seq_len:
+            raise StageError("graph", f"a batch of rows of {length} asked with a model traced for {seq_len}")
+        state = self.prepared_state(function, message.tensors)
+        tokens = self.cursor.next_rows(size, length)
+        if tokens is None:
+            return None
+        tokens = tokens.to(self.device)
+        losses = []
+        try:
+            with torch.no_grad():
+                for index in range(tokens.shape[0]):
+                    row = tokens[index : index + 1]
+                    logits = self.evaluate(function, state, row)
+                    losses.append(harness_stream.target_nll(logits, row))
+                    twin, cut = self.twins.twin(row)
+                    if not self.twins.compare(logits, self.evaluate(function, state, twin), cut):
+                        break  # one row that looked ahead is enough: the run ends here
+        except harness_graph.GraphError as error:
+            raise StageError("graph", str(error)) from None
+        except StageError:
+            raise
+        except Exception as error:  # an operator refused the model's inputs: the bundle's error
+            raise StageError("graph", f"evaluating the model: {describe(error)}") from None
+        if not self.twins.ok:
+            return None
+        self.tally.charge(torch.cat(losses, dim=0), tokens.numel())
+        return tokens
+
+    def score_holdout(self, message: Any) -> None:
+        import harness_graph
+        import harness_stream
+        import torch
+
+        function, seq_len = self.function_for(message.fields)
+        if seq_len != self.config["sequence_length"]:
+            raise StageError("graph", "the final model must be traced at the full row length")
+        state = self.prepared_state(function, message.tensors)
+        tally = harness_stream.Tally(self.config["vocab_size"])
+        rows = harness_stream.holdout_rows(self.holdout, seq_len).to(self.device)
+        try:
+            with torch.no_grad():
+                for start in range(0, rows.shape[0], self.config["batch_size"]):
+                    chunk = rows[start : start + self.config["batch_size"]]
+                    losses = [harness_stream.target_nll(self.evaluate(function, state, chunk[i : i + 1]), chunk[i : i + 1]) for i in range(chunk.shape[0])]
+                    tally.charge(torch.cat(losses, dim=0), chunk.numel())
+        except harness_graph.GraphError as error:
+            raise StageError("graph", f"scoring the holdout: {error}") from None
+        except Exception as error:
+            raise StageError("graph", f"scoring the holdout: {describe(error)}") from None
+        self.report["holdout"] = {"covered_bytes": tally.covered_bytes, "nll_nats": tally.nll.value}
+
+    def record(self) -> None:
+        t = self.tally
+        self.report.update(
+            batches=t.batches,
+            tokens=t.tokens,
+            covered_bytes=t.covered_bytes,
+            nll_nats=t.nll.value,
+            first_batch_loss=t.first_batch_loss,
+            nonfinite_batches=t.nonfinite_batches,
+            steps=t.batches,
+            causality=self.twins.to_json(),
+        )
+
+    def converse(self, inbound: Any, outbound: Any) -> None:
+        """Serve the bundle's process until it is done; raises StageError for its failures."""
+        import harness_wire
+
+        hello = {
+            "vocab_size": self.config["vocab_size"],
+            "sequence_length": self.config["sequence_length"],
+            "batch_size": self.config["batch_size"],
+            "seed": self.config["seed"],
+            "device": self.device,
+            "token_budget": self.config["token_budget"],
+            "step_budget": self.config["step_budget"],
+            "memory_mb": self.config["memory_mb"],
+            "threads": self.threads,
+        }
+        harness_wire.send(outbound, "hello", hello)
+        while True:
+            try:
+                message = harness_wire.receive(inbound, payload_limit=self.payload_limit, element_limit=PARAM_CAP)
+            except harness_wire.TooLarge as error:
+                self.report["param_count"] = max(self.report["param_count"], error.elements)
+                raise StageError("budget", f"the model has {error.elements} parameters, over the cap of {PARAM_CAP}") from None
+            except harness_wire.WireError as error:
+                raise StageError("train", f"the bundle's process broke the protocol: {error}") from None
+            if message.kind == "model":
+                self.register(message)
+                harness_wire.send(outbound, "ok")
+            elif message.kind == "batch":
+                tokens = self.charge(message)
+                self.record()
+                if not self.twins.ok:
+                    return  # a row looked ahead: the verdict is in the report, the run is over
+                if tokens is None:
+                    harness_wire.send(outbound, "end")
+                else:
+                    harness_wire.send(outbound, "batch", {}, {"tokens": tokens})
+            elif message.kind == "done":
+                self.record()
+                self.score_holdout(message)
+                return
+            elif message.kind == "failed":
+                stage = message.fields.get("stage")
+                text = message.fields.get("message")
+                raise StageError(stage if stage in _CHILD_STAGES else "train", str(text) if text is not None else "the bundle failed")
+            else:
+                raise StageError("train", f"the bundle's process sent an unknown message: {message.kind[:40]!r}")
+
+
+def start_trainer(root: str, artifacts_dir: str) -> tuple[subprocess.Popen[bytes], Any, Any]:
+    """The bundle's process: a clean environment, the container's stderr, two pipes to us."""
+    to_child_r, to_child_w = os.pipe()
+    from_child_r, from_child_w = os.pipe()
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "OMP_WAIT_POLICY": "PASSIVE",
+        "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
+    }
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            os.path.join(HERE, "trainer.py"),
+            "--bundle", root,
+            "--artifacts", artifacts_dir,
+            "--fd-in", str(to_child_r),
+            "--fd-out", str(from_child_w),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=2,
+        stderr=2,
+        env=env,
+        close_fds=True,
+        pass_fds=(to_child_r, from_child_w),
+        cwd=root,
+    )
+    os.close(to_child_r)
+    os.close(from_child_w)
+    return child, os.fdopen(from_child_r, "rb"), os.fdopen(to_child_w, "wb")
+
+
+def execute(workspace: str, artifacts_dir: str, report: dict[str, Any], key: bytes) -> None:
     """The run, filling report as it goes; raises StageError on the first failure."""
     config = read_config(os.path.join(workspace, "run.json"))
     report.update(empty_report(config))
-    stream_bytes = read_verified(os.path.join(workspace, "corpus", "stream.bin"), config["stream_sha256"], "stream.bin")
-    holdout_bytes = read_verified(os.path.join(workspace, "corpus", "holdout.bin"), config["holdout_sha256"], "holdout.bin")
+    stream = read_sealed(os.path.join(workspace, "corpus", "stream.bin"), key, "stream", config["stream_sha256"])
+    holdout = read_sealed(os.path.join(workspace, "corpus", "holdout.bin"), key, "holdout", config["holdout_sha256"])
 
     import harness_gate
 
@@ -143,10 +377,10 @@ def execute(workspace: str, artifacts_dir: str, report: dict[str, Any]) -> None:
     if not os.path.isdir(bundle_dir):
         raise StageError("import", "no bundle at /workspace/bundle")
     root = harness_gate.bundle_root(bundle_dir)
-    # The gate runs again here: this command must never execute a bundle the gate refuses,
-    # whatever the caller did before.
-    for directory, _dirs, files in os.walk(root):
-        for name in files + _dirs:
+    # The gate runs again here: the scorer never starts a bundle the gate refuses, whatever the
+    # caller did before.
+    for directory, dirs, files in os.walk(root):
+        for name in files + dirs:
             if os.path.islink(os.path.join(directory, name)):
                 raise StageError("import", f"bundle holds a symbolic link: {os.path.relpath(os.path.join(directory, name), root)}")
     violations = harness_gate.check_sources(harness_gate.read_bundle(root))
@@ -156,170 +390,86 @@ def execute(workspace: str, artifacts_dir: str, report: dict[str, Any]) -> None:
         more = f" and {len(violations) - 1} more" if len(violations) > 1 else ""
         raise StageError("import", f"static gate: {first.message}{where}{more}")
 
-    import harness_runtime  # first: it sets the environment torch reads when it loads
-    import harness_probe
-    import harness_stream
-    import torch
+    # Everything the scorer will ever import, before the bundle's process can write a file
+    # anywhere (its /tmp is this process's /tmp too).
+    import harness_causality  # noqa: F401
+    import harness_graph  # noqa: F401
+    import harness_runtime
+    import harness_stream  # noqa: F401
+    import harness_wire  # noqa: F401
+    import torch  # noqa: F401
 
     try:
         device = harness_runtime.resolve_device(config["device"])
     except RuntimeError as error:
         raise StageError("corpus", str(error)) from None
     report["device"] = device
-    harness_runtime.configure_threads(harness_runtime.cpu_threads())
+    threads = harness_runtime.cpu_threads()
+    harness_runtime.configure_threads(threads)
 
-    # Miner-written manifests and leftovers are never read: the dir starts empty, the report
-    # comes from the harness's own counters only.
-    shutil.rmtree(artifacts_dir, ignore_errors=True)
-    os.makedirs(artifacts_dir, mode=0o700, exist_ok=True)
-    harness_runtime.guard_file_loads(artifacts_dir)
-
-    seed = config["seed"]
-    vocab = config["vocab_size"]
-    seq_len = config["sequence_length"]
-    batch_size = config["batch_size"]
-
-    # --- import the bundle (seeds forced first: module-level code may draw random numbers)
-    harness_runtime.force_seeds(seed)
-    if root not in sys.path:
-        sys.path.append(root)
+    scorer = Scorer(config, stream, holdout, device, report, threads=threads)
+    child, inbound, outbound = start_trainer(root, artifacts_dir)
+    finished = False
     try:
-        architecture = importlib.import_module("architecture")
-        training = importlib.import_module("training")
-    except BaseException as error:  # SystemExit too: bundle code must not end the harness
-        traceback.print_exc()
-        raise StageError("import", describe(error)) from None
-    build_model = vars(architecture).get("build_model")
-    train = vars(training).get("train")
-    if not callable(build_model):
-        raise StageError("import", "architecture.py has no top-level function build_model(ctx)")
-    if not callable(train):
-        raise StageError("import", "training.py has no top-level function train(ctx)")
-
-    probe_results: list[harness_probe.ProbeResult] = []
-
-    def run_probe(model: torch.nn.Module, seen: torch.Tensor | None) -> None:
-        try:
-            result = harness_probe.probe(model, seq_len=seq_len, vocab_size=vocab, seed=seed, device=device, seen=seen)
-        except BaseException as error:
-            traceback.print_exc()
-            raise StageError("probe", f"causality probe: {describe(error)}") from None
-        probe_results.append(result)
-        merged = probe_results[0]
-        for other in probe_results[1:]:
-            merged = merged.merge(other)
-        report["causality"] = merged.to_json()
-
-    stream = harness_stream.TrainStream(
-        stream_bytes,
-        vocab_size=vocab,
-        sequence_length=seq_len,
-        batch_size=batch_size,
-        token_budget=config["token_budget"],
-        step_budget=config["step_budget"],
-        device=device,
-        # A model the harness did not build (or a second one) is probed before its first batch.
-        on_new_model=lambda m: None if any(m is b for b in built) else run_probe(m, None),
-    )
-    built: list[torch.nn.Module] = []
-
-    def ctx_build_model() -> torch.nn.Module:
-        return built[0]
-
-    ctx = SimpleNamespace(
-        vocab_size=vocab,
-        sequence_length=seq_len,
-        batch_size=batch_size,
-        seed=seed,
-        device=device,
-        token_budget=config["token_budget"],
-        step_budget=config["step_budget"],
-        memory_mb=config["memory_mb"],
-        artifacts_dir=artifacts_dir,
-        rank=0,
-        world_size=1,
-        build_model=ctx_build_model,
-        iter_train_batches=stream.iterate,
-    )
-
-    # --- build the model (forced init) and check it
-    harness_runtime.force_seeds(seed)
-    try:
-        model = build_model(ctx)
-    except BaseException as error:
-        traceback.print_exc()
-        raise StageError("build_model", describe(error)) from None
-    if not isinstance(model, torch.nn.Module):
-        raise StageError("build_model", f"build_model(ctx) returned {type(model).__name__}, not a torch.nn.Module")
-    param_count = sum(p.numel() for p in model.parameters())
-    report["param_count"] = param_count
-    if param_count > PARAM_CAP:
-        raise StageError("budget", f"the model has {param_count} parameters, over the cap of {PARAM_CAP}")
-    try:
-        model = model.to(device)
-    except BaseException as error:
-        raise StageError("build_model", f"moving the model to {device}: {describe(error)}") from None
-    built.append(model)
-    run_probe(model, None)
-
-    # --- train: the stream scores every batch before the bundle sees it
-    harness_runtime.force_seeds(seed)
-    train_error: StageError | None = None
-    try:
-        train(ctx)
-    except BaseException as error:
-        traceback.print_exc()
-        train_error = StageError("train", describe(error))
+        scorer.converse(inbound, outbound)
+        finished = True
+    except (EOFError, BrokenPipeError):
+        status, _usage = reap(child, grace=5.0)
+        raise StageError(
+            "train", f"the bundle's process ended without finishing (exit code {os.waitstatus_to_exitcode(status)})"
+        ) from None
     finally:
-        tally = stream.tally
-        report.update(
-            batches=tally.batches,
-            tokens=tally.tokens,
-            covered_bytes=tally.covered_bytes,
-            nll_nats=tally.nll.value,
-            first_batch_loss=tally.first_batch_loss,
-            nonfinite_batches=tally.nonfinite_batches,
-            steps=stream.steps,
-        )
-    if stream.error is not None and train_error is None:
-        # The bundle caught the harness's complaint and carried on: the complaint stands.
-        train_error = StageError("train", describe(stream.error))
-    if train_error is not None:
-        raise train_error
-
-    scored = stream.current_model or model
-    report["param_count"] = sum(p.numel() for p in scored.parameters())
-    run_probe(scored, stream.last_tokens)
-
-    try:
-        holdout = harness_stream.score_holdout(
-            scored, holdout_bytes, vocab_size=vocab, sequence_length=seq_len, batch_size=batch_size, device=device
-        )
-    except BaseException as error:
-        traceback.print_exc()
-        raise StageError("train", f"scoring the holdout: {describe(error)}") from None
-    report["holdout"] = {"covered_bytes": holdout.covered_bytes, "nll_nats": holdout.nll.value}
-
-    peak = harness_runtime.peak_rss_mb()
+        scorer.record()
+        for end in (inbound, outbound):
+            try:
+                end.close()
+            except OSError:
+                pass
+        if child.returncode is None:
+            # After `done` the process exits on its own; after anything else it is stopped now.
+            _status, usage = reap(child, grace=5.0 if finished else 0.0)
+            report["peak_memory_mb"] = round(usage.ru_maxrss / 1024.0, 1)
+    peak = report.get("peak_memory_mb", 0.0)
     if config["memory_mb"] and peak > config["memory_mb"]:
         raise StageError("budget", f"peak memory {peak:.0f} MB is over the budget of {config['memory_mb']} MB")
 
 
+def reap(child: subprocess.Popen[bytes], *, grace: float) -> tuple[int, Any]:
+    """Wait up to `grace` seconds for the bundle's process, then kill it; its status and rusage."""
+    deadline = time.monotonic() + grace
+    while True:
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid == child.pid:
+            break
+        if time.monotonic() >= deadline:
+            child.kill()
+            _pid, status, usage = os.wait4(child.pid, 0)
+            break
+        time.sleep(0.02)
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    return status, usage
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description="forced-init scored run of a scoring bundle")
+    parser = argparse.ArgumentParser(description="the scorer of a scoring bundle's forced-init run")
     parser.add_argument("--workspace", default="/workspace", help="holds bundle/, corpus/, run.json (tests)")
     parser.add_argument("--artifacts", default=ARTIFACTS_DIR, help="the bundle's writable dir (tests)")
     options = parser.parse_args()
+    import harness_runtime
+
+    # Before any secret is read: from here on, /proc/<this pid> is closed to the bundle's uid.
+    harness_runtime.make_undumpable()
     try:
-        held = harness_report.hold_nonce()
-    except harness_report.NonceError as error:
+        nonce = harness_report.take_nonce()
+        key = harness_corpus.parse_key(os.environ.pop(harness_corpus.KEY_ENV, None))
+    except (harness_report.NonceError, harness_corpus.CorpusKeyError) as error:
         print(f"run: {error}", file=sys.stderr)
         return 2
     started = time.monotonic()
     out = harness_report.claim_stdout()
     report = empty_report(None)
     try:
-        execute(os.path.abspath(options.workspace), options.artifacts, report)
+        execute(os.path.abspath(options.workspace), options.artifacts, report, key)
         report["ok"] = True
     except StageError as error:
         report["ok"] = False
@@ -327,11 +477,10 @@ def main() -> int:
     except BaseException as error:  # a harness fault: still answer with a report
         traceback.print_exc()
         report["ok"] = False
-        report["error"] = {"stage": "train", "message": f"harness: {describe(error)}"[:MESSAGE_LIMIT]}
+        report["error"] = {"stage": "harness", "message": f"harness: {describe(error)}"[:MESSAGE_LIMIT]}
     report["seconds"] = round(time.monotonic() - started, 3)
-    harness_report.emit(out, held.read(), report)
+    harness_report.emit(out, nonce, report)
     sys.stderr.flush()
-    # Skip interpreter teardown: bundle finalizers and threads get no chance to run after the report.
     os._exit(0)
 
 

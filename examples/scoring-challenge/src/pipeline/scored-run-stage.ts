@@ -3,7 +3,8 @@
  * runner (no network, read-only root, non-root user, CPU/memory/pid limits, a /tmp quota, a
  * watchdog), on the corpus slice the service pins, then `scoreRun` turns the harness's
  * measurements into a status and a score. The harness never reports a score, and nothing the
- * bundle prints is read: only the line with this run's nonce.
+ * bundle prints is read: only the scorer's line with this run's nonce, and never from a run the
+ * watchdog stopped.
  *
  * With GPU_COUNT > 0 the run waits (FIFO) for a GPU lease and holds it while it runs; no GPU
  * free within GPU_WAIT_SECONDS sends the submission back to the queue. CPU runs hold none.
@@ -80,17 +81,26 @@ async function run(
   } catch (error) {
     throw infrastructureFromTask(error) ?? error;
   }
-  const parsed = parseRunReport(result.stdout, nonce, { truncated: result.stdoutTruncated });
-  if (!parsed.ok) {
-    // The bundle runs inside the harness's process: a run killed for its memory or time, or one
-    // that crashed the interpreter, is the bundle's doing. A malformed report carrying the
-    // secret nonce can only come from the harness itself.
-    if (parsed.error.code === "report_malformed") {
-      throw new InfrastructureError("harness_error", parsed.error.message);
-    }
+  // A run stopped by the watchdog is never scored from its output, whatever it printed first.
+  if (result.timedOut) {
     return {
       status: "failed",
       error: missingReportError(result, deps.options),
+      bpb: null,
+      report: null,
+    };
+  }
+  const parsed = parseRunReport(result.stdout, nonce, { truncated: result.stdoutTruncated });
+  if (!parsed.ok) {
+    // No report, or one that does not parse: the bundle's doing (killed for its memory, a crashed
+    // interpreter, a scorer it starved). Only the scorer can write the report channel, and a
+    // harness fault it catches is reported as stage `harness`, which is retried below.
+    return {
+      status: "failed",
+      error:
+        parsed.error.code === "report_malformed"
+          ? `the run ended with an unreadable report: ${parsed.error.message}`
+          : missingReportError(result, deps.options),
       bpb: null,
       report: null,
     };

@@ -14,8 +14,12 @@ from typing import Any
 
 import torch
 
+import harness_corpus
+
 HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LN256 = math.log(256)
+# The corpus key the test workspaces are sealed with (the service draws a fresh one per run).
+CORPUS_KEY = bytes(range(32))
 
 # A little natural text, repeated: enough bytes for several batches at small shapes.
 TEXT = (
@@ -97,10 +101,11 @@ def write_workspace(
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(textwrap.dedent(text) if dedent else text)
+    # Sealed as the service seals them: only the scorer, holding CORPUS_KEY, can open them.
     with open(os.path.join(root, "corpus", "stream.bin"), "wb") as handle:
-        handle.write(stream)
+        handle.write(harness_corpus.unseal(stream, CORPUS_KEY, "stream"))
     with open(os.path.join(root, "corpus", "holdout.bin"), "wb") as handle:
-        handle.write(holdout)
+        handle.write(harness_corpus.unseal(holdout, CORPUS_KEY, "holdout"))
     run = {
         "seed": 1337,
         "vocab_size": 256,
@@ -130,11 +135,17 @@ class Result:
         self.framed_lines = lines
 
 
-def run_command(command: str, workspace: str, nonce: str = "test-nonce-0123456789", timeout: int = 300) -> Result:
-    """python3 <harness>/<command>.py --workspace ... with the nonce in the environment."""
+def run_command(
+    command: str, workspace: str, nonce: str = "test-nonce-0123456789", timeout: int = 300, *, gated: bool = True
+) -> Result:
+    """python3 <harness>/<command>.py --workspace ... with the nonce (and the corpus key) in the
+    environment; `gated=False` runs the scorer with the static gate off (tests/ungated_run.py)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
     env["HARNESS_NONCE"] = nonce
-    args = [sys.executable, os.path.join(HARNESS, f"{command}.py"), "--workspace", workspace]
+    if command == "run":
+        env["HARNESS_CORPUS_KEY"] = CORPUS_KEY.hex()
+    script = os.path.join(HARNESS, f"{command}.py") if gated else os.path.join(HARNESS, "tests", "ungated_run.py")
+    args = [sys.executable, script, "--workspace", workspace]
     if command == "run":
         args += ["--artifacts", os.path.join(workspace, "artifacts")]
     process = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout, check=False)

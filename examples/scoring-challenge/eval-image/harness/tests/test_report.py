@@ -1,4 +1,4 @@
-"""Nonce framing, and the nonce kept away from bundle code."""
+"""The framed report line, the nonce, and the private report descriptor."""
 
 from __future__ import annotations
 
@@ -10,21 +10,6 @@ import unittest
 
 import harness_report
 from tests import support
-
-PROBE_SCRIPT = r"""
-import json, os, sys
-sys.path.insert(0, sys.argv[1])
-import harness_report
-nonce = harness_report.take_nonce()
-with open("/proc/self/environ", "rb") as handle:
-    environ = handle.read()
-print(json.dumps({
-    "nonce": nonce,
-    "in_os_environ": any("HARNESS_NONCE" in k for k in os.environ),
-    "in_proc_environ": nonce.encode() in environ,
-    "argv": sys.argv[1:],
-}))
-"""
 
 
 class Framing(unittest.TestCase):
@@ -40,28 +25,30 @@ class Framing(unittest.TestCase):
         saved = os.environ.pop(harness_report.NONCE_ENV, None)
         try:
             with self.assertRaisesRegex(harness_report.NonceError, "not set"):
-                harness_report.take_nonce(reexec=False)
+                harness_report.take_nonce()
             os.environ[harness_report.NONCE_ENV] = "short"
             with self.assertRaisesRegex(harness_report.NonceError, "8-256 characters"):
-                harness_report.take_nonce(reexec=False)
+                harness_report.take_nonce()
             os.environ[harness_report.NONCE_ENV] = "good-nonce_123"
-            self.assertEqual(harness_report.take_nonce(reexec=False), "good-nonce_123")
+            self.assertEqual(harness_report.take_nonce(), "good-nonce_123")
             self.assertNotIn(harness_report.NONCE_ENV, os.environ)
         finally:
             if saved is not None:
                 os.environ[harness_report.NONCE_ENV] = saved
 
-    def test_reexec_scrubs_the_nonce_from_proc_environ(self) -> None:
-        env = dict(os.environ, HARNESS_NONCE="secret-nonce-4242")
-        out = subprocess.run(
-            [sys.executable, "-c", PROBE_SCRIPT, support.HARNESS, "extra-arg"],
-            env=env, capture_output=True, text=True, check=True, timeout=60,
+    def test_claimed_stdout_is_private_and_fd_1_goes_to_stderr(self) -> None:
+        script = (
+            "import os, sys; sys.path.insert(0, sys.argv[1]); import harness_report\n"
+            "out = harness_report.claim_stdout()\n"
+            "print('miner text')\n"
+            "os.write(1, b'raw fd 1\\n')\n"
+            "harness_report.emit(out, 'abcdefgh12', {'ok': True})\n"
+            "assert not os.get_inheritable(out.fileno())\n"
         )
-        seen = json.loads(out.stdout.strip().splitlines()[-1])
-        self.assertEqual(seen["nonce"], "secret-nonce-4242")
-        self.assertFalse(seen["in_os_environ"])
-        self.assertFalse(seen["in_proc_environ"])
-        self.assertEqual(seen["argv"], [support.HARNESS, "extra-arg"])
+        done = subprocess.run([sys.executable, "-c", script, support.HARNESS], capture_output=True, text=True, timeout=60, check=True)
+        self.assertEqual(done.stdout.strip(), 'HARNESS-REPORT abcdefgh12 {"ok":true}')
+        self.assertIn("miner text", done.stderr)
+        self.assertIn("raw fd 1", done.stderr)
 
 
 if __name__ == "__main__":

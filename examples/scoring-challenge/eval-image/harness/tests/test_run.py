@@ -36,16 +36,19 @@ class Run(unittest.TestCase):
             {
                 "ok", "error", "harness_version", "stream_sha256", "vocab_size", "sequence_length", "batch_size",
                 "batches", "tokens", "covered_bytes", "nll_nats", "first_batch_loss", "nonfinite_batches",
-                "param_count", "steps", "causality", "holdout", "device", "seconds",
+                "param_count", "steps", "causality", "holdout", "device", "seconds", "peak_memory_mb",
             },
         )
-        self.assertEqual(report["harness_version"], "1")
+        self.assertEqual(report["harness_version"], "2")
         self.assertEqual(report["device"], "cpu")
         self.assertEqual(report["covered_bytes"], report["batches"] and report["tokens"] - report["tokens"] // 32)
         self.assertGreater(report["batches"], 5)
         self.assertEqual(report["steps"], report["batches"])
         self.assertTrue(report["causality"]["ok"])
+        # Every charged row had its twin.
+        self.assertEqual(report["causality"]["checked_rows"], report["tokens"] // 32)
         self.assertGreater(report["causality"]["checked_positions"], 0)
+        self.assertGreater(report["peak_memory_mb"], 0)
         self.assertGreater(report["holdout"]["covered_bytes"], 0)
         self.assertEqual(report["param_count"], 256 * 16 + 16 * 256 + 256)
         bpb = report["nll_nats"] / math.log(2) / report["covered_bytes"]
@@ -54,6 +57,10 @@ class Run(unittest.TestCase):
         self.assertEqual(len(first.framed_lines), 1)
         second = self.run_bundle({"architecture.py": ARCH_CAUSAL, "training.py": TRAIN_SGD})
         assert second.report is not None
+        # Deterministic, but for the secret twins' cuts and the measured time and memory.
+        for key in ("causality", "peak_memory_mb"):
+            report.pop(key)
+            second.report.pop(key)
         self.assertEqual(without_seconds(second.report), without_seconds(report))
 
     def test_uniform_bundle_scores_exactly_8_bits(self) -> None:
@@ -126,7 +133,7 @@ class Run(unittest.TestCase):
                     self.w = torch.nn.Parameter(torch.zeros(1).expand(200_000_000))
 
                 def forward(self, tokens):
-                    return torch.zeros(tokens.shape[0], tokens.shape[1], 256)
+                    return torch.zeros(tokens.shape[0], tokens.shape[1], 256) + self.w[0] * 0
 
             def build_model(ctx):
                 return Huge()
@@ -156,19 +163,19 @@ class Run(unittest.TestCase):
         assert report is not None
         self.assertEqual(report["error"]["stage"], "train")
 
-    def test_wrong_shape_is_caught_by_the_probe(self) -> None:
+    def test_wrong_shape_is_refused(self) -> None:
         arch = ARCH_CAUSAL.replace("return self.head(x.cumsum(dim=1) / counts)", "return x")
         report = self.run_bundle({"architecture.py": arch, "training.py": TRAIN_SGD}).report
         assert report is not None
-        self.assertEqual(report["error"]["stage"], "probe")
-        self.assertIn("expected [4, 32, 256]", report["error"]["message"])
+        self.assertEqual(report["error"]["stage"], "graph")
+        self.assertIn("expected [1, 32, 256]", report["error"]["message"])
+        self.assertEqual(report["batches"], 0)
 
-    def test_swallowed_harness_error_still_counts(self) -> None:
-        # Right shape for the probe's 4 rows, wrong for the stream's batches of 3.
+    def test_a_refused_model_ends_the_run_even_if_the_bundle_swallows_it(self) -> None:
+        # torch.empty reads uninitialised memory: the scorer does not evaluate it.
         arch = ARCH_CAUSAL.replace(
             "return self.head(x.cumsum(dim=1) / counts)",
-            "out = self.head(x.cumsum(dim=1) / counts)\n"
-            "            return out[:, :, :7] if tokens.shape[0] == 3 else out",
+            "return self.head(x.cumsum(dim=1) / counts) + torch.empty(1)",
         )
         train = """
             def train(ctx):
@@ -178,10 +185,11 @@ class Run(unittest.TestCase):
                 except Exception:
                     pass
         """
-        report = self.run_bundle({"architecture.py": arch, "training.py": train}, batch_size=3).report
+        report = self.run_bundle({"architecture.py": arch, "training.py": train}).report
         assert report is not None
-        self.assertEqual(report["error"]["stage"], "train")
-        self.assertIn("expected [3, 32, 256]", report["error"]["message"])
+        self.assertFalse(report["ok"])
+        self.assertEqual(report["error"]["stage"], "graph")
+        self.assertIn("aten::empty", report["error"]["message"])
 
     def test_lookahead_is_reported_not_failed(self) -> None:
         arch = ARCH_CAUSAL.replace(
