@@ -15,5 +15,6 @@ export const main = defineCommand({
     submit: () => import("./commands/submit.js").then((module) => module.default),
     status: () => import("./commands/status.js").then((module) => module.default),
     dev: () => import("./commands/dev.js").then((module) => module.default),
+    chain: () => import("./commands/chain.js").then((module) => module.default),
   },
 });

@@ -10,6 +10,16 @@ export {
   type MasterConfig,
   type MasterFlags,
 } from "./config.js";
+export {
+  LOCAL_SUBTENSOR_HYPERPARAMETERS,
+  type LocalSubtensor,
+  type LocalSubtensorFault,
+  type LocalSubtensorHyperparameter,
+  type LocalSubtensorHyperparameterValue,
+  type LocalSubtensorOptions,
+  type LocalSubtensorStatus,
+  startLocalSubtensor,
+} from "./chain/local-subtensor/index.js";
 export { type CreateMasterOptions, createMaster, type Master } from "./master.js";
 export type { MasterContext } from "./master-context.js";
 export type { ChallengeRow } from "./registry/challenge-row.js";

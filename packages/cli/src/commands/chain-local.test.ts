@@ -1,0 +1,76 @@
+import { once } from "node:events";
+import { ApiPromise, WsProvider } from "@polkadot/api";
+import { describe, expect, it } from "vitest";
+import { runCli, spawnCli, waitForOutput } from "../../test/run-cli.js";
+
+/** `at.query.subtensorModule[item](...args)` as JSON (the api has no generated types for subtensor). */
+async function read(
+  at: { query: Record<string, Record<string, unknown> | undefined> },
+  item: string,
+  ...args: unknown[]
+) {
+  const query = at.query.subtensorModule?.[item] as
+    | ((...a: unknown[]) => Promise<{ toJSON(): unknown }>)
+    | undefined;
+  if (!query) throw new Error(`no subtensorModule.${item}`);
+  return (await query(...args)).toJSON();
+}
+
+const FINNEY_GENESIS = "0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03";
+
+describe("platform chain local", () => {
+  it("serves a chain @polkadot/api reads, with its own genesis and the dev methods, and stops on SIGTERM", async () => {
+    const child = spawnCli([
+      "chain",
+      "local",
+      "--port",
+      "0",
+      "--block-ms",
+      "200",
+      "--rate-limit",
+      "0",
+    ]);
+    const [, url, genesis] = await waitForOutput(
+      child,
+      /local subtensor: (ws:\/\/127\.0\.0\.1:\d+)\ngenesis: (0x[0-9a-f]{64})/,
+      60_000,
+    );
+    const api = await ApiPromise.create({ provider: new WsProvider(url), noInitWarn: true });
+    try {
+      expect(api.genesisHash.toHex()).toBe(genesis);
+      expect(genesis).not.toBe(FINNEY_GENESIS);
+      expect(api.runtimeVersion.specVersion.toNumber()).toBe(393);
+      const provider = api as unknown as { _rpcCore: { provider: WsProvider } };
+      const uid = await provider._rpcCore.provider.send("dev_registerNeuron", [
+        3,
+        "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY",
+        true,
+      ]);
+      expect(uid).toBe(0);
+      // Finalized two blocks behind: wait until the registration is final, then read it there.
+      let at = await api.at(await api.rpc.chain.getFinalizedHead());
+      for (let i = 0; ; i++) {
+        if ((await read(at, "keys", 3, 0)) === "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY")
+          break;
+        if (i === 50) throw new Error("the registration never became final");
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        at = await api.at(await api.rpc.chain.getFinalizedHead());
+      }
+      // The subnet was created with the flags' settings.
+      expect(await read(at, "commitRevealWeightsEnabled", 3)).toBe(false);
+      expect(await read(at, "weightsSetRateLimit", 3)).toBe(0);
+    } finally {
+      await api.disconnect();
+    }
+    child.kill("SIGTERM");
+    const [code] = await once(child, "exit");
+    expect(code).toBe(0);
+  });
+
+  it("refuses a bad flag without a stack", async () => {
+    const result = await runCli(["chain", "local", "--block-ms", "fast"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("--block-ms must be an integer");
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});

@@ -1,0 +1,293 @@
+import type { Codec } from "@polkadot/types/types";
+import { compact, readCompact, toHex, u16le, u64le } from "./_bytes.js";
+import type { Runtime } from "./_runtime.js";
+import type { WeightsStateView } from "./_set-weights.js";
+import { storageKey, storagePrefix } from "./_storage-key.js";
+import type { VersionedStore } from "./_versioned-store.js";
+
+/** The subnet settings `dev_setHyperparameter` may change, with their SCALE value kinds. */
+export const HYPERPARAMETERS = {
+  WeightsSetRateLimit: "u64",
+  CommitRevealWeightsEnabled: "bool",
+  MaxWeightsLimit: "u16",
+  MinAllowedWeights: "u16",
+  WeightsVersionKey: "u64",
+  Tempo: "u16",
+  RevealPeriodEpochs: "u64",
+  MaxAllowedUids: "u16",
+  // Plain (not per subnet): the netuid argument is ignored.
+  CommitRevealWeightsVersion: "u16",
+} as const;
+
+/** A name `dev_setHyperparameter` accepts. */
+export type HyperparameterName = keyof typeof HYPERPARAMETERS;
+
+/** A hyperparameter value: booleans for flags, numbers (or bigints, or decimal strings) otherwise. */
+export type HyperparameterValue = boolean | number | bigint | string;
+
+const SUBTENSOR = "SubtensorModule";
+
+/**
+ * Checks `value` against the hyperparameter's kind and returns it ready for the registry
+ * (a boolean, or a decimal string so u64 values above 2^53 survive). Throws on a bad name or value.
+ */
+export function hyperparameterValue(name: string, value: HyperparameterValue): boolean | string {
+  if (!Object.hasOwn(HYPERPARAMETERS, name)) {
+    throw new Error(
+      `unknown hyperparameter ${name}; one of ${Object.keys(HYPERPARAMETERS).join(", ")}`,
+    );
+  }
+  const kind = HYPERPARAMETERS[name as HyperparameterName];
+  if (kind === "bool") {
+    if (typeof value !== "boolean") throw new Error(`${name} takes a boolean`);
+    return value;
+  }
+  const text = String(value);
+  if (typeof value === "boolean" || !/^\d+$/.test(text)) {
+    throw new Error(`${name} takes a non-negative integer`);
+  }
+  const max = kind === "u16" ? 0xffffn : 0xffffffffffffffffn;
+  if (BigInt(text) > max) throw new Error(`${name} is a ${kind}`);
+  return text;
+}
+
+/**
+ * Typed reads and writes of the storage items the local chain uses, encoded with the
+ * metadata's types and hashers, over the versioned store. Reads default to the open block.
+ */
+export class ChainState implements WeightsStateView {
+  readonly runtime: Runtime;
+  readonly store: VersionedStore;
+
+  constructor(runtime: Runtime, store: VersionedStore) {
+    this.runtime = runtime;
+    this.store = store;
+  }
+
+  /** The 0x-hex storage key of `pallet.item` at `parts`. */
+  key(pallet: string, item: string, parts: unknown[] = []): string {
+    return toHex(storageKey(this.runtime, this.runtime.storage(pallet, item), parts));
+  }
+
+  /** The 0x-hex prefix shared by every key of `pallet.item`. */
+  prefix(pallet: string, item: string): string {
+    return toHex(storagePrefix(this.runtime.storage(pallet, item)));
+  }
+
+  /** The decoded value (the metadata's default when absent). */
+  read<T extends Codec = Codec>(
+    pallet: string,
+    item: string,
+    parts: unknown[] = [],
+    at?: number,
+  ): T {
+    const entry = this.runtime.storage(pallet, item);
+    const raw = this.store.get(this.key(pallet, item, parts), at);
+    return this.runtime.decode<T>(entry.valueType, raw ?? entry.fallback);
+  }
+
+  /** Writes `value` (encoded as the item's value type) in the open block; `null` deletes. */
+  write(pallet: string, item: string, parts: unknown[], value: unknown): void {
+    const entry = this.runtime.storage(pallet, item);
+    const key = this.key(pallet, item, parts);
+    this.store.set(key, value === null ? null : this.runtime.encode(entry.valueType, value));
+  }
+
+  // ---- System ----
+
+  /** `System.Account(who).nonce`. */
+  nonce(who: Uint8Array, at?: number): number {
+    const info = this.read<Codec & { nonce: { toNumber(): number } }>(
+      "System",
+      "Account",
+      [who],
+      at,
+    );
+    return info.nonce.toNumber();
+  }
+
+  /** Sets `System.Account(who).nonce` (an account here holds no balance and no providers). */
+  setNonce(who: Uint8Array, nonce: number): void {
+    this.write("System", "Account", [who], { nonce });
+  }
+
+  // ---- SubtensorModule, as set_weights reads it ----
+
+  commitRevealEnabled(netuid: number): boolean {
+    return this.#bool("CommitRevealWeightsEnabled", netuid);
+  }
+  subnetExists(netuid: number): boolean {
+    return this.#bool("NetworksAdded", netuid);
+  }
+  mechanismCount(netuid: number): number {
+    return this.#number("MechanismCountCurrent", netuid);
+  }
+  subnetworkN(netuid: number): number {
+    return this.#number("SubnetworkN", netuid);
+  }
+  uidOf(netuid: number, hotkey: Uint8Array): number | undefined {
+    const raw = this.store.get(this.key(SUBTENSOR, "Uids", [u16le(netuid), hotkey]));
+    return raw === null ? undefined : (raw[0] as number) | ((raw[1] as number) << 8);
+  }
+  uidExists(netuid: number, uid: number): boolean {
+    return this.store.get(this.key(SUBTENSOR, "Keys", [u16le(netuid), u16le(uid)])) !== null;
+  }
+  hasMinStake(): boolean {
+    // `StakeThreshold` is 0 unless set and no account here holds stake: the check always passes,
+    // as it does on finney for any hotkey at or above the threshold.
+    return true;
+  }
+  weightsVersionKey(netuid: number): bigint {
+    return this.#bigint("WeightsVersionKey", netuid);
+  }
+  lastUpdate(netuidIndex: number, uid: number): bigint {
+    const vec = this.#vec("LastUpdate", netuidIndex, 8);
+    if (uid >= vec.count) return 0n;
+    return new DataView(vec.raw.buffer, vec.raw.byteOffset).getBigUint64(vec.at + uid * 8, true);
+  }
+  weightsSetRateLimit(netuid: number): bigint {
+    return this.#bigint("WeightsSetRateLimit", netuid);
+  }
+  validatorPermit(netuid: number, uid: number): boolean {
+    const vec = this.#vec("ValidatorPermit", netuid, 1);
+    return uid < vec.count && vec.raw[vec.at + uid] === 1;
+  }
+  minAllowedWeights(netuid: number): number {
+    return this.#number("MinAllowedWeights", netuid);
+  }
+  maxWeightsLimit(netuid: number): number {
+    return this.#number("MaxWeightsLimit", netuid);
+  }
+
+  /** `Tempo(netuid)`. */
+  tempo(netuid: number): number {
+    return this.#number("Tempo", netuid);
+  }
+
+  // ---- writes ----
+
+  /**
+   * subtensor's `init_new_network` (the parts the weights path reads): the subnet exists with
+   * no neurons, its tempo, 256 max uids and MinAllowedWeights 1; everything else keeps the
+   * metadata's defaults unless `overrides` sets it.
+   */
+  createSubnet(
+    netuid: number,
+    tempo: number,
+    overrides: Partial<Record<HyperparameterName, HyperparameterValue>>,
+  ): void {
+    const n = u16le(netuid);
+    this.write(SUBTENSOR, "SubnetworkN", [n], 0);
+    this.write(SUBTENSOR, "NetworksAdded", [n], true);
+    this.write(SUBTENSOR, "Tempo", [n], tempo);
+    this.write(SUBTENSOR, "MaxAllowedUids", [n], 256);
+    this.write(SUBTENSOR, "MinAllowedWeights", [n], 1);
+    for (const [name, value] of Object.entries(overrides)) {
+      if (value !== undefined) this.setHyperparameter(netuid, name, value);
+    }
+  }
+
+  /**
+   * subtensor's `append_neuron`: the next uid, `Keys`/`Uids` both ways, and the per-neuron
+   * vectors grown (LastUpdate starts at the registration block, ValidatorPermit as given).
+   */
+  appendNeuron(
+    netuid: number,
+    hotkey: Uint8Array,
+    validatorPermit: boolean,
+    block: number,
+  ): number {
+    const n = u16le(netuid);
+    const existing = this.uidOf(netuid, hotkey);
+    if (existing !== undefined) {
+      this.#setPermit(netuid, existing, validatorPermit);
+      return existing;
+    }
+    const uid = this.subnetworkN(netuid);
+    if (uid >= 0xffff) throw new Error(`subnet ${netuid} is full`);
+    this.write(SUBTENSOR, "SubnetworkN", [n], uid + 1);
+    if (uid + 1 > this.#number("MaxAllowedUids", netuid)) {
+      // Registration past MaxAllowedUids would prune a neuron on finney; a dev chain grows instead.
+      this.write(SUBTENSOR, "MaxAllowedUids", [n], uid + 1);
+    }
+    for (let mecid = 0; mecid < this.mechanismCount(netuid); mecid++) {
+      const index = mecid * 4096 + netuid;
+      this.#setAt("LastUpdate", index, uid, u64le(block), true);
+    }
+    this.#setPermit(netuid, uid, validatorPermit);
+    this.write(SUBTENSOR, "Keys", [n, u16le(uid)], hotkey);
+    this.write(SUBTENSOR, "Uids", [n, hotkey], uid);
+    return uid;
+  }
+
+  /** Writes one of `HYPERPARAMETERS` (validated against its kind). */
+  setHyperparameter(netuid: number, name: string, value: HyperparameterValue): void {
+    const encoded = hyperparameterValue(name, value);
+    const parts = name === "CommitRevealWeightsVersion" ? [] : [u16le(netuid)];
+    this.write(SUBTENSOR, name, parts, encoded);
+  }
+
+  /** `Weights(netuidIndex, uid) = weights` and, unless under commit-reveal, `LastUpdate`. */
+  storeWeights(
+    netuidIndex: number,
+    uid: number,
+    weights: [number, number][],
+    updateLastUpdate: boolean,
+    block: number,
+  ): void {
+    if (this.runtime.hasStorage(SUBTENSOR, "Weights")) {
+      this.write(SUBTENSOR, "Weights", [u16le(netuidIndex), u16le(uid)], weights);
+    }
+    if (!updateLastUpdate) return;
+    // set_last_update_for_uid: only an existing position moves.
+    this.#setAt("LastUpdate", netuidIndex, uid, u64le(block), false);
+  }
+
+  #setPermit(netuid: number, uid: number, permit: boolean): void {
+    this.#setAt("ValidatorPermit", netuid, uid, new Uint8Array([permit ? 1 : 0]), true);
+  }
+
+  #primitive(item: string, netuid: number): boolean | number | bigint | Uint8Array {
+    const entry = this.runtime.storage(SUBTENSOR, item);
+    const raw = this.store.get(this.key(SUBTENSOR, item, [u16le(netuid)])) ?? entry.fallback;
+    const value = this.runtime.decodePrimitive(entry.valueType, raw);
+    if (value === undefined) throw new Error(`${item} is not a primitive`);
+    return value;
+  }
+  #bool(item: string, netuid: number): boolean {
+    return this.#primitive(item, netuid) === true;
+  }
+  #number(item: string, netuid: number): number {
+    return Number(this.#primitive(item, netuid));
+  }
+  #bigint(item: string, netuid: number): bigint {
+    return BigInt(this.#primitive(item, netuid) as number | bigint);
+  }
+
+  // LastUpdate (Vec<u64>) and ValidatorPermit (Vec<bool>) grow with every registration; working
+  // on their SCALE bytes (fixed-size items after a compact length, as the metadata's types encode
+  // them) keeps 4,096 registrations in one block to a memcpy each instead of a full decode.
+  #vec(item: string, netuid: number, size: number): { raw: Uint8Array; at: number; count: number } {
+    const raw = this.store.get(this.key(SUBTENSOR, item, [u16le(netuid)]));
+    if (raw === null) return { raw: new Uint8Array(0), at: 0, count: 0 };
+    const { value, length } = readCompact(raw, 0);
+    const count = Number(value);
+    if (length + count * size > raw.length) throw new Error(`${item}(${netuid}) is truncated`);
+    return { raw, at: length, count };
+  }
+
+  // Sets element `index` to `item` bytes; past the end it grows (zero-filled) when `grow`, and is
+  // left alone otherwise (subtensor's set_last_update_for_uid ignores a missing position).
+  #setAt(name: string, netuid: number, index: number, item: Uint8Array, grow: boolean): void {
+    const size = item.length;
+    const vec = this.#vec(name, netuid, size);
+    if (index >= vec.count && !grow) return;
+    const count = Math.max(vec.count, index + 1);
+    const head = compact(count);
+    const out = new Uint8Array(head.length + count * size);
+    out.set(head, 0);
+    out.set(vec.raw.subarray(vec.at, vec.at + vec.count * size), head.length);
+    out.set(item, head.length + index * size);
+    this.store.set(this.key(SUBTENSOR, name, [u16le(netuid)]), out);
+  }
+}

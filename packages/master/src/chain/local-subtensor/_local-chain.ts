@@ -1,0 +1,546 @@
+import { randomBytes } from "node:crypto";
+import type { Codec } from "@polkadot/types/types";
+import { blake2_256, bytesEqual, compact, fromHex, hexNumber, toHex, u32le } from "./_bytes.js";
+import {
+  ChainState,
+  type HyperparameterName,
+  type HyperparameterValue,
+  hyperparameterValue,
+} from "./_chain-state.js";
+import {
+  bareExtrinsic,
+  type DecodedExtrinsic,
+  decodeExtrinsic,
+  ExtrinsicFormatError,
+  eraBirth,
+  eraDeath,
+  signingPayload,
+  verifyExtrinsicSignature,
+} from "./_extrinsic.js";
+import {
+  alreadyImported,
+  badFormat,
+  immediatelyDropped,
+  invalidTransaction,
+  namedPoolError,
+  tooLowPriority,
+  unknownTransaction,
+} from "./_pool-error.js";
+import { concatBytes, type ModuleErrorIndex, type Runtime } from "./_runtime.js";
+import { SET_WEIGHTS_REF_TIME, setWeights } from "./_set-weights.js";
+import { VersionedStore } from "./_versioned-store.js";
+
+/** A transaction's progress, as `author_extrinsicUpdate` reports it. */
+export type TxStatus =
+  | "future"
+  | "ready"
+  | { inBlock: string }
+  | { finalized: string }
+  | "invalid"
+  | "dropped";
+
+/** A header's fields (hashes as 0x-hex). The digest is always empty. */
+export interface BlockHeader {
+  parentHash: string;
+  number: number;
+  stateRoot: string;
+  extrinsicsRoot: string;
+}
+
+/** One produced block. */
+export interface BlockRecord {
+  number: number;
+  hash: string;
+  header: BlockHeader;
+  /** 0x-hex extrinsics with their length prefixes; null once pruned from history. */
+  extrinsics: string[] | null;
+  /** Pool transactions it included (dropped once finalized). */
+  included: PoolTx[];
+}
+
+/** A transaction waiting in, or included from, the pool. */
+export interface PoolTx {
+  ex: DecodedExtrinsic;
+  who: Uint8Array;
+  nonce: number;
+  /** The first block the transaction's era no longer allows. */
+  death: number;
+  /** A `reject_next` module error to fail its dispatch with. */
+  forced?: ModuleErrorIndex;
+  watch?: (status: TxStatus) => void;
+  readyAnnounced: boolean;
+}
+
+/** Options of the chain itself (no networking). */
+export interface LocalChainOptions {
+  runtime: Runtime;
+  finalityLag: number;
+  /** Blocks of state and bodies kept readable. */
+  historyBlocks: number;
+  /** Tempo of subnets created by `registerNeuron`. */
+  tempo: number;
+  /** Hyperparameters written when a subnet is created (finney-like defaults otherwise). */
+  subnetDefaults: Partial<Record<HyperparameterName, HyperparameterValue>>;
+  /** Makes the genesis hash deterministic; random when omitted. */
+  genesisSeed?: Uint8Array | undefined;
+  /** Transactions the pool holds at most. */
+  poolLimit: number;
+  /** `AuraApi_slot_duration` and the block timestamps' step, in ms. */
+  blockMs: number;
+}
+
+/** A read at a block the chain does not know, or no longer keeps state for. */
+export class UnknownBlockError extends Error {
+  override readonly name = "UnknownBlockError";
+}
+
+// Timestamp.set, an inherent: mandatory, its weight as the runtime benchmarks it (approximately).
+const TIMESTAMP_WEIGHT = 9_000_000n;
+const EMPTY_TRIE_ROOT = "0x03170a2e7597b7b7e3d84c05391d139a62b157e78786d8c082f29dcf4c111314";
+
+interface DevOp {
+  apply(state: ChainState, block: number): unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The local subtensor's chain: state, transaction pool and block production (one block per
+ * `produceBlock` call; the server's timer calls it). Only `SubtensorModule.set_weights` runs;
+ * every other call is refused at the pool, as finney refuses a fee-paying call from an account
+ * with no balance.
+ */
+export class LocalChain {
+  readonly runtime: Runtime;
+  readonly store: VersionedStore;
+  readonly state: ChainState;
+  readonly genesisHash: string;
+  readonly #options: LocalChainOptions;
+  // Indexed by number; headers older than both the state history and System.BlockHash are
+  // forgotten (left undefined) so a long run at 250 ms blocks stays small.
+  readonly #blocks: (BlockRecord | undefined)[] = [];
+  readonly #byHash = new Map<string, number>();
+  readonly #pool: PoolTx[] = [];
+  readonly #dev: DevOp[] = [];
+  readonly #headListeners = new Set<(block: BlockRecord) => void>();
+  readonly #finalizedListeners = new Set<(block: BlockRecord) => void>();
+  readonly #blockHashCount: number;
+  #finalized = 0;
+  #rejectNext: string | undefined;
+  #lastTimestamp = 0;
+
+  constructor(options: LocalChainOptions) {
+    this.#options = options;
+    this.runtime = options.runtime;
+    this.store = new VersionedStore(options.historyBlocks);
+    this.state = new ChainState(this.runtime, this.store);
+    const count = this.runtime.constant("System", "BlockHashCount");
+    this.#blockHashCount = new DataView(count.buffer, count.byteOffset, 4).getUint32(0, true);
+
+    const seed = options.genesisSeed ?? new Uint8Array(randomBytes(32));
+    const header: BlockHeader = {
+      parentHash: toHex(new Uint8Array(32)),
+      number: 0,
+      stateRoot: toHex(
+        blake2_256(concatBytes([new TextEncoder().encode("local-subtensor"), seed])),
+      ),
+      extrinsicsRoot: EMPTY_TRIE_ROOT,
+    };
+    const genesis = this.#record(header, []);
+    this.genesisHash = genesis.hash;
+    this.store.begin(0);
+    this.state.write("System", "Number", [], 0);
+    this.state.write("System", "BlockHash", [0], fromHex(genesis.hash));
+    this.state.write("System", "Events", [], []);
+    this.#lastTimestamp = Date.now();
+    this.state.write("Timestamp", "Now", [], this.#lastTimestamp);
+  }
+
+  /** The best (newest) block. */
+  head(): BlockRecord {
+    return this.#blocks[this.#blocks.length - 1] as BlockRecord;
+  }
+
+  /** The newest finalized block. */
+  finalized(): BlockRecord {
+    return this.#blocks[this.#finalized] as BlockRecord;
+  }
+
+  /** Block `n`, if produced. */
+  block(n: number): BlockRecord | undefined {
+    return this.#blocks[n];
+  }
+
+  /** The block with this 0x-hex hash, if any. */
+  blockByHash(hash: string): BlockRecord | undefined {
+    const n = this.#byHash.get(hash.toLowerCase());
+    return n === undefined ? undefined : this.#blocks[n];
+  }
+
+  /** The block number whose state a read `at` the given hash sees (default: best). */
+  stateAt(hash?: string | null): number {
+    if (hash === undefined || hash === null) return this.head().number;
+    const block = this.blockByHash(hash);
+    if (!block || block.number < this.head().number - this.#options.historyBlocks) {
+      throw new UnknownBlockError(`State already discarded for ${hash}`);
+    }
+    return block.number;
+  }
+
+  /** Transactions in the pool, in submission order. */
+  pending(): readonly PoolTx[] {
+    return this.#pool;
+  }
+
+  /** The account's next nonce counting its pooled transactions (`system_accountNextIndex`). */
+  nextIndex(who: Uint8Array): number {
+    let next = this.state.nonce(who);
+    const mine = new Set(this.#pool.filter((t) => bytesEqual(t.who, who)).map((t) => t.nonce));
+    while (mine.has(next)) next += 1;
+    return next;
+  }
+
+  /** Calls `listener` with every new best block. */
+  onNewHead(listener: (block: BlockRecord) => void): () => void {
+    this.#headListeners.add(listener);
+    return () => this.#headListeners.delete(listener);
+  }
+
+  /** Calls `listener` with every newly finalized block, in order. */
+  onFinalized(listener: (block: BlockRecord) => void): () => void {
+    this.#finalizedListeners.add(listener);
+    return () => this.#finalizedListeners.delete(listener);
+  }
+
+  /** The next submitted extrinsic is refused (pool error name) or fails (module error name). */
+  rejectNext(error: string): void {
+    if (!namedPoolError(error) && !this.runtime.moduleError(error)) {
+      throw new Error(`${error} is neither an InvalidTransaction variant nor a module error`);
+    }
+    this.#rejectNext = error;
+  }
+
+  /**
+   * Runs `apply` against the state at the start of the next block; resolves with its result
+   * once that block is produced (so the caller then sees it at the best block).
+   */
+  queueDev<T>(apply: (state: ChainState, block: number) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#dev.push({ apply, resolve: (v) => resolve(v as T), reject });
+    });
+  }
+
+  /** `dev_registerNeuron`: creates the subnet on first use; resolves with the uid. */
+  registerNeuron(netuid: number, hotkey: Uint8Array, validatorPermit: boolean): Promise<number> {
+    if (!Number.isInteger(netuid) || netuid < 1 || netuid > 4095) {
+      return Promise.reject(new Error("netuid must be an integer in 1..4095"));
+    }
+    if (hotkey.length !== 32) return Promise.reject(new Error("hotkey must be 32 bytes"));
+    return this.queueDev((state, block) => {
+      if (!state.subnetExists(netuid)) {
+        state.createSubnet(netuid, this.#options.tempo, this.#options.subnetDefaults);
+      }
+      return state.appendNeuron(netuid, hotkey, validatorPermit, block);
+    });
+  }
+
+  /** `dev_setHyperparameter`: writes the item (it does not create the subnet). */
+  setHyperparameter(netuid: number, name: string, value: HyperparameterValue): Promise<void> {
+    if (!Number.isInteger(netuid) || netuid < 0 || netuid > 0xffff) {
+      return Promise.reject(new Error("netuid must be a u16"));
+    }
+    // Validate now so a bad name or value fails the call, not the block.
+    try {
+      hyperparameterValue(name, value);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.queueDev((state) => state.setHyperparameter(netuid, name, value));
+  }
+
+  /**
+   * Validates `bytes` as the pool does at the best block and queues it. Throws `PoolError`
+   * (1001, 1010, 1011, 1013, 1014, 1016) on refusal; `watch` then receives its statuses.
+   * Future nonces wait in the pool (status "future") until the gap closes or their era ends.
+   */
+  submit(bytes: Uint8Array, watch?: (status: TxStatus) => void): PoolTx {
+    const reject = this.#rejectNext;
+    this.#rejectNext = undefined;
+    const injected = reject === undefined ? undefined : namedPoolError(reject);
+    if (injected) throw injected;
+    const tx = this.#validate(bytes);
+    if (reject !== undefined) tx.forced = this.runtime.moduleError(reject);
+    if (this.#pool.some((t) => t.ex.hash === tx.ex.hash)) throw alreadyImported(tx.ex.hash);
+    if (this.#pool.some((t) => t.nonce === tx.nonce && bytesEqual(t.who, tx.who))) {
+      throw tooLowPriority();
+    }
+    if (this.#pool.length >= this.#options.poolLimit) throw immediatelyDropped();
+    if (watch) tx.watch = watch;
+    this.#pool.push(tx);
+    tx.readyAnnounced = this.#isReady(tx);
+    watch?.(tx.readyAnnounced ? "ready" : "future");
+    // Filling a nonce gap promotes the sender's waiting transactions now, not at the next block.
+    if (tx.readyAnnounced) this.#announceReady();
+    return tx;
+  }
+
+  #announceReady(): void {
+    for (const t of this.#pool) {
+      if (!t.readyAnnounced && this.#isReady(t)) {
+        t.readyAnnounced = true;
+        t.watch?.("ready");
+      }
+    }
+  }
+
+  // Ready once every nonce between the account's and this one is in the pool (the pool's
+  // requires/provides tags); otherwise it waits as "future".
+  #isReady(tx: PoolTx): boolean {
+    const nonces = new Set(this.#pool.filter((t) => bytesEqual(t.who, tx.who)).map((t) => t.nonce));
+    for (let n = this.state.nonce(tx.who); n < tx.nonce; n++) if (!nonces.has(n)) return false;
+    return true;
+  }
+
+  #validate(bytes: Uint8Array): PoolTx {
+    let ex: DecodedExtrinsic;
+    try {
+      ex = decodeExtrinsic(this.runtime, bytes);
+    } catch (error) {
+      if (error instanceof ExtrinsicFormatError) throw badFormat(error.message);
+      throw error;
+    }
+    if (!ex.signed) throw unknownTransaction("NoUnsignedValidator");
+    if (ex.signer?.kind !== "Id") throw unknownTransaction("CannotLookup");
+    const who = ex.signer.accountId;
+    // The pool validates against a block built on the best one.
+    const current = this.head().number + 1;
+    // CheckMortality's implicit data: the birth block's hash must still be in System.BlockHash.
+    const birth = eraBirth(ex.era, current);
+    const birthBlock = this.#blocks[birth];
+    // After block h, System.BlockHash holds h - BlockHashCount ..= h (and the genesis).
+    const kept = birth === 0 || birth + this.#blockHashCount + 1 >= current;
+    if (!birthBlock || birth >= current || !kept) throw invalidTransaction("AncientBirthBlock");
+    const payload = signingPayload(this.runtime, ex, {
+      specVersion: this.runtime.specVersion,
+      transactionVersion: this.runtime.transactionVersion,
+      genesisHash: fromHex(this.genesisHash),
+      birthHash: fromHex(ex.era.mortal ? birthBlock.hash : this.genesisHash),
+    });
+    if (!verifyExtrinsicSignature(ex, payload)) throw invalidTransaction("BadProof");
+    if (who.every((b) => b === 0)) throw invalidTransaction("BadSigner");
+    // CheckNonce: a fee-paying call from an account with no providers cannot pay. Here only
+    // set_weights is free (Pays::No) and no account holds a balance.
+    const freeCall = ex.pallet === "SubtensorModule" && ex.method === "set_weights";
+    if (!freeCall) throw invalidTransaction("Payment");
+    if (ex.nonce < this.state.nonce(who)) throw invalidTransaction("Stale");
+    // ChargeTransactionPayment: a tip needs a balance.
+    if (ex.tip > 0n) throw invalidTransaction("Payment");
+    return { ex, who, nonce: ex.nonce, death: eraDeath(ex.era, current), readyAnnounced: false };
+  }
+
+  /** Builds, imports and announces the next block; finalizes `finalityLag` behind it. */
+  produceBlock(): BlockRecord {
+    const parent = this.head();
+    const n = parent.number + 1;
+    const state = this.state;
+    this.store.begin(n);
+    state.write("System", "Number", [], n);
+    state.write("System", "ParentHash", [], fromHex(parent.hash));
+    state.write("System", "BlockHash", [n - 1], fromHex(parent.hash));
+    const stale = n - this.#blockHashCount - 1;
+    if (stale > 0) state.write("System", "BlockHash", [stale], null);
+
+    this.#lastTimestamp = Math.max(Date.now(), this.#lastTimestamp + 1);
+    state.write("Timestamp", "Now", [], this.#lastTimestamp);
+    const [tsPallet, tsCall] = this.runtime.callIndex("Timestamp", "set");
+    const extrinsics: Uint8Array[] = [
+      bareExtrinsic(
+        concatBytes([new Uint8Array([tsPallet, tsCall]), compact(this.#lastTimestamp)]),
+      ),
+    ];
+    const events: Uint8Array[] = [
+      this.#event(0, "System", "ExtrinsicSuccess", [
+        dispatchInfo(TIMESTAMP_WEIGHT, "Mandatory", "Yes"),
+      ]),
+    ];
+
+    const ops = this.#dev.splice(0);
+    const results = ops.map((op) => {
+      try {
+        return { ok: true as const, value: op.apply(state, n) };
+      } catch (error) {
+        return { ok: false as const, error };
+      }
+    });
+
+    const included: PoolTx[] = [];
+    const dropped: PoolTx[] = [];
+    for (let progress = true; progress; ) {
+      progress = false;
+      for (const tx of [...this.#pool]) {
+        const expected = state.nonce(tx.who);
+        if (n >= tx.death || tx.nonce < expected) {
+          this.#remove(tx);
+          dropped.push(tx);
+          continue;
+        }
+        if (tx.nonce > expected) continue;
+        this.#remove(tx);
+        events.push(...this.#apply(tx, extrinsics.length, n));
+        extrinsics.push(tx.ex.bytes);
+        included.push(tx);
+        progress = true;
+      }
+    }
+    this.store.set(state.key("System", "Events"), concatBytes([compact(events.length), ...events]));
+    state.write("System", "EventCount", [], events.length);
+
+    const header: BlockHeader = {
+      parentHash: parent.hash,
+      number: n,
+      stateRoot: toHex(
+        blake2_256(concatBytes([fromHex(parent.header.stateRoot), this.store.writesDigest()])),
+      ),
+      // Not a trie root: a digest of the SCALE Vec<Extrinsic> (clients do not check it).
+      extrinsicsRoot: toHex(blake2_256(concatBytes([compact(extrinsics.length), ...extrinsics]))),
+    };
+    const block = this.#record(header, extrinsics.map(toHex));
+    block.included = included;
+
+    const pruned = this.#blocks[n - this.#options.historyBlocks - 1];
+    if (pruned) {
+      pruned.extrinsics = null;
+      pruned.included = [];
+    }
+    const forgotten = n - Math.max(this.#options.historyBlocks, this.#blockHashCount) - 2;
+    const old = forgotten > 0 ? this.#blocks[forgotten] : undefined;
+    if (old) {
+      this.#byHash.delete(old.hash);
+      this.#blocks[forgotten] = undefined;
+    }
+
+    for (const tx of dropped) tx.watch?.("invalid");
+    for (const listener of this.#headListeners) listener(block);
+    for (const tx of included) tx.watch?.({ inBlock: block.hash });
+    this.#announceReady();
+    results.forEach((r, i) => {
+      const op = ops[i] as DevOp;
+      if (r.ok) op.resolve(r.value);
+      else op.reject(r.error);
+    });
+
+    const target = Math.max(0, n - this.#options.finalityLag);
+    while (this.#finalized < target) {
+      this.#finalized += 1;
+      const done = this.#blocks[this.#finalized] as BlockRecord;
+      for (const listener of this.#finalizedListeners) listener(done);
+      for (const tx of done.included) tx.watch?.({ finalized: done.hash });
+      done.included = [];
+    }
+    return block;
+  }
+
+  /** Drops every pooled transaction (status "dropped"); pending dev operations fail. */
+  shutdown(): void {
+    for (const tx of this.#pool.splice(0)) tx.watch?.("dropped");
+    for (const op of this.#dev.splice(0)) op.reject(new Error("local subtensor closed"));
+  }
+
+  #remove(tx: PoolTx): void {
+    const i = this.#pool.indexOf(tx);
+    if (i >= 0) this.#pool.splice(i, 1);
+  }
+
+  #record(header: BlockHeader, extrinsics: string[]): BlockRecord {
+    const hash = toHex(blake2_256(encodeHeader(header)));
+    const block: BlockRecord = { number: header.number, hash, header, extrinsics, included: [] };
+    this.#blocks[header.number] = block;
+    this.#byHash.set(hash, header.number);
+    return block;
+  }
+
+  // Applies one signed transaction at extrinsic `index` of block `n`; returns its events.
+  #apply(tx: PoolTx, index: number, n: number): Uint8Array[] {
+    const state = this.state;
+    state.setNonce(tx.who, tx.nonce + 1);
+    const info = dispatchInfo(SET_WEIGHTS_REF_TIME, "Normal", "No");
+    const feePaid = this.#event(index, "TransactionPayment", "TransactionFeePaid", [
+      tx.who,
+      0,
+      tx.ex.tip.toString(),
+    ]);
+    const failed = (error: ModuleErrorIndex) => [
+      feePaid,
+      this.#event(index, "System", "ExtrinsicFailed", [
+        { Module: { index: error.index, error: new Uint8Array([error.variant, 0, 0, 0]) } },
+        info,
+      ]),
+    ];
+    if (tx.forced) return failed(tx.forced);
+    const args = tx.ex.call.args as unknown as Codec[];
+    const [netuid, dests, weights, versionKey] = args.map((a) => a.toPrimitive()) as [
+      number,
+      number[],
+      number[],
+      number | string,
+    ];
+    const outcome = setWeights(state, tx.who, n, netuid, dests, weights, BigInt(versionKey));
+    if (!outcome.ok) {
+      const error = this.runtime.moduleError(outcome.error);
+      if (!error) throw new Error(`no ${outcome.error} in the metadata`);
+      return failed(error);
+    }
+    state.storeWeights(
+      outcome.netuidIndex,
+      outcome.uid,
+      outcome.weights,
+      outcome.updateLastUpdate,
+      n,
+    );
+    return [
+      this.#event(index, "SubtensorModule", "WeightsSet", [outcome.netuidIndex, outcome.uid]),
+      feePaid,
+      this.#event(index, "System", "ExtrinsicSuccess", [info]),
+    ];
+  }
+
+  // One EventRecord: Phase::ApplyExtrinsic(index), the event, no topics.
+  #event(index: number, pallet: string, name: string, fields: unknown[]): Uint8Array {
+    return concatBytes([
+      new Uint8Array([0]),
+      u32le(index),
+      this.runtime.encodeEvent(pallet, name, fields),
+      new Uint8Array([0]),
+    ]);
+  }
+}
+
+function dispatchInfo(refTime: bigint, dispatchClass: string, pays: string) {
+  return {
+    weight: { refTime: refTime.toString(), proofSize: 0 },
+    class: dispatchClass,
+    paysFee: pays,
+  };
+}
+
+/** SCALE of a header with an empty digest; its blake2-256 is the block hash. */
+export function encodeHeader(header: BlockHeader): Uint8Array {
+  return concatBytes([
+    fromHex(header.parentHash),
+    compact(header.number),
+    fromHex(header.stateRoot),
+    fromHex(header.extrinsicsRoot),
+    compact(0),
+  ]);
+}
+
+/** A header as the JSON-RPC API returns it. */
+export function headerJson(header: BlockHeader) {
+  return {
+    parentHash: header.parentHash,
+    number: hexNumber(header.number),
+    stateRoot: header.stateRoot,
+    extrinsicsRoot: header.extrinsicsRoot,
+    digest: { logs: [] as string[] },
+  };
+}

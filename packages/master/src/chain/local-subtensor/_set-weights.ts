@@ -1,0 +1,134 @@
+import { isMaxLimited, maxUpscaleU16 } from "./_fixed-i32f32.js";
+
+/** What `set_weights` reads from the chain's state (the block being built). */
+export interface WeightsStateView {
+  commitRevealEnabled(netuid: number): boolean;
+  /** `NetworksAdded`. */
+  subnetExists(netuid: number): boolean;
+  /** `MechanismCountCurrent` (1 unless set). */
+  mechanismCount(netuid: number): number;
+  /** `SubnetworkN`. */
+  subnetworkN(netuid: number): number;
+  /** `Uids(netuid, hotkey)`. */
+  uidOf(netuid: number, hotkey: Uint8Array): number | undefined;
+  /** `Keys(netuid, uid)` exists. */
+  uidExists(netuid: number, uid: number): boolean;
+  /** `check_weights_min_stake`. */
+  hasMinStake(hotkey: Uint8Array, netuid: number): boolean;
+  weightsVersionKey(netuid: number): bigint;
+  /** `LastUpdate[netuidIndex][uid]`, 0 when absent. */
+  lastUpdate(netuidIndex: number, uid: number): bigint;
+  weightsSetRateLimit(netuid: number): bigint;
+  validatorPermit(netuid: number, uid: number): boolean;
+  minAllowedWeights(netuid: number): number;
+  maxWeightsLimit(netuid: number): number;
+}
+
+/** The outcome of `set_weights`: what to store, or the SubtensorModule error's name. */
+export type SetWeightsOutcome =
+  | {
+      ok: true;
+      uid: number;
+      /** `mecid * 4096 + netuid`; 0 for `set_weights` is the main mechanism. */
+      netuidIndex: number;
+      /** `(uid, max-upscaled weight)` pairs, the value of `Weights(netuidIndex, uid)`. */
+      weights: [number, number][];
+      /** Whether `LastUpdate` moves (it does not while commit-reveal is on). */
+      updateLastUpdate: boolean;
+    }
+  | { ok: false; error: string };
+
+/**
+ * `set_weights`' declared weight (dispatches.rs, call index 0): 15_540_000_000 ref time plus
+ * 4,111 reads and 2 writes at RocksDbWeight (25 µs and 100 µs each). It is `Pays::No`.
+ */
+export const SET_WEIGHTS_REF_TIME = 15_540_000_000n + 4111n * 25_000_000n + 2n * 100_000_000n;
+
+const GLOBAL_MAX_SUBNET_COUNT = 4096;
+const ROOT_NETUID = 0;
+
+const isSelfWeight = (uid: number, uids: readonly number[], values: readonly number[]) =>
+  values.length === 1 && uids[0] === uid;
+
+const hasDuplicates = (uids: readonly number[]) => new Set(uids).size !== uids.length;
+
+/**
+ * `SubtensorModule::set_weights` (call index 0) as spec 393 runs it: the dispatchable's
+ * commit-reveal guard, then `internal_set_weights`' checks in their order
+ * (pallets/subtensor/src/subnets/weights.rs, tag v3.3.13-393). The first failing check names
+ * the error; nothing is written on failure.
+ */
+export function setWeights(
+  view: WeightsStateView,
+  hotkey: Uint8Array,
+  currentBlock: number,
+  netuid: number,
+  uids: readonly number[],
+  values: readonly number[],
+  versionKey: bigint,
+): SetWeightsOutcome {
+  const fail = (error: string): SetWeightsOutcome => ({ ok: false, error });
+  const mecid = 0;
+  const netuidIndex = mecid * GLOBAL_MAX_SUBNET_COUNT + netuid;
+
+  // dispatches.rs `set_weights`: refused outright while the subnet is in commit-reveal mode
+  // (the storage default is on, so an unknown netuid lands here too).
+  if (view.commitRevealEnabled(netuid)) return fail("CommitRevealEnabled");
+  if (netuid === ROOT_NETUID) return fail("CanNotSetRootNetworkWeights");
+  // 2.
+  if (uids.length !== values.length) return fail("WeightVecNotEqualSize");
+  // 3. ensure_mechanism_exists
+  if (!view.subnetExists(netuid) || view.mechanismCount(netuid) <= mecid) {
+    return fail("MechanismDoesNotExist");
+  }
+  // 4.
+  if (uids.length > view.subnetworkN(netuid)) return fail("UidsLengthExceedUidsInSubNet");
+  // 5.
+  const uid = view.uidOf(netuid, hotkey);
+  if (uid === undefined) return fail("HotKeyNotRegisteredInSubNet");
+  // 6.
+  if (!view.hasMinStake(hotkey, netuid)) return fail("NotEnoughStakeToSetWeights");
+  // 7.
+  const networkKey = view.weightsVersionKey(netuid);
+  if (!(networkKey === 0n || versionKey >= networkKey)) return fail("IncorrectWeightVersionKey");
+  // 9. Rate limit (skipped under commit-reveal, which cannot be on here).
+  const commitReveal = view.commitRevealEnabled(netuid);
+  if (!commitReveal) {
+    const last = view.lastUpdate(netuidIndex, uid);
+    const allowed =
+      view.uidExists(netuid, uid) &&
+      (last === 0n || BigInt(currentBlock) - last >= view.weightsSetRateLimit(netuid));
+    if (!allowed) return fail("SettingWeightsTooFast");
+  }
+  // 10.
+  if (!isSelfWeight(uid, uids, values) && !view.validatorPermit(netuid, uid)) {
+    return fail("NeuronNoValidatorPermit");
+  }
+  // 11.
+  if (hasDuplicates(uids)) return fail("DuplicateUids");
+  // 12.
+  if (uids.some((u) => !view.uidExists(netuid, u))) return fail("UidVecContainInvalidOne");
+  // 13. check_length: at least min(SubnetworkN, MinAllowedWeights) weights, unless self-weight.
+  const minAllowed = Math.min(view.subnetworkN(netuid), view.minAllowedWeights(netuid));
+  if (!isSelfWeight(uid, uids, values) && values.length < minAllowed) {
+    return fail("WeightVecLengthIsLow");
+  }
+  // 14.
+  const upscaled = maxUpscaleU16(values);
+  // 15. max_weight_limited: self-weight and the u16::MAX limit always pass.
+  const maxLimit = view.maxWeightsLimit(netuid);
+  if (
+    !isSelfWeight(uid, uids, upscaled) &&
+    maxLimit !== 0xffff &&
+    !isMaxLimited(upscaled, maxLimit)
+  ) {
+    return fail("MaxWeightExceeded");
+  }
+  return {
+    ok: true,
+    uid,
+    netuidIndex,
+    weights: uids.map((u, i) => [u, upscaled[i] as number]),
+    updateLastUpdate: !commitReveal,
+  };
+}

@@ -1,0 +1,215 @@
+import { createLogger, type Logger } from "@platform/core";
+import { cryptoWaitReady, decodeAddress } from "@polkadot/util-crypto";
+import {
+  type HyperparameterName,
+  type HyperparameterValue,
+  hyperparameterValue,
+} from "./_chain-state.js";
+import { type BlockRecord, LocalChain } from "./_local-chain.js";
+import {
+  chainStatus,
+  type LocalSubtensorFault,
+  type LocalSubtensorStatus,
+  rpcMethods,
+} from "./_rpc-methods.js";
+import { startRpcServer } from "./_rpc-server.js";
+import { loadRuntime } from "./_runtime.js";
+
+/** Options of `startLocalSubtensor`. */
+export interface LocalSubtensorOptions {
+  /** Port to listen on; 0 (default) picks a free one. */
+  port?: number;
+  /** Interface to bind; default 127.0.0.1. */
+  host?: string;
+  /** Milliseconds between blocks; default 250 (finney: 12,000). */
+  blockMs?: number;
+  /** Blocks between the best and the finalized block; default 2. */
+  finalityLag?: number;
+  /** Tempo of the subnets `dev_registerNeuron` creates; default 360 (finney's default). */
+  tempo?: number;
+  /** Hyperparameters every new subnet starts with (otherwise finney's defaults). */
+  subnetDefaults?: Partial<Record<HyperparameterName, HyperparameterValue>>;
+  /** Blocks whose state and bodies stay readable; default 1,024. */
+  historyBlocks?: number;
+  /** Makes the genesis hash deterministic (any string); random per start when omitted. */
+  genesisSeed?: string;
+  /** Transactions the pool holds at most; default 8,192. */
+  poolLimit?: number;
+  /** Path of the runtime metadata; default the finney spec-393 file shipped in `chain/`. */
+  metadataPath?: string;
+  /** Where startup, faults and failures are logged; default a `local-subtensor` logger. */
+  log?: Logger;
+}
+
+/** A running local subtensor. */
+export interface LocalSubtensor {
+  /** `ws://host:port`, for `new WsProvider(url)`. */
+  url: string;
+  port: number;
+  /** 0x-hex genesis hash: this chain's own, never finney's. */
+  genesisHash: string;
+  /** `dev_registerNeuron` in process: resolves with the uid once the next block holds it. */
+  registerNeuron(
+    netuid: number,
+    hotkey: string | Uint8Array,
+    validatorPermit?: boolean,
+  ): Promise<number>;
+  /** `dev_setHyperparameter` in process: resolves once the next block holds it. */
+  setHyperparameter(
+    netuid: number,
+    name: HyperparameterName,
+    value: HyperparameterValue,
+  ): Promise<void>;
+  /** `dev_fault` in process. */
+  fault(fault: LocalSubtensorFault): void;
+  /** `dev_status` in process. */
+  status(): LocalSubtensorStatus;
+  /** Resolves with the next block once it is produced. */
+  nextBlock(): Promise<{ number: number; hash: string }>;
+  /** Every JSON-RPC method clients have called, in first-call order. */
+  methodsCalled(): string[];
+  /** Stops producing blocks, drops every connection and closes the port. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a local subtensor: a JSON-RPC websocket server that `@polkadot/api` connects to as
+ * it would to finney (same runtime metadata, same signing payload, same `set_weights` checks
+ * and errors), producing a block every `blockMs`. It has its own genesis hash, applies only
+ * `SubtensorModule.set_weights`, and adds a `dev_` namespace to register neurons, set subnet
+ * hyperparameters and inject faults.
+ *
+ * @example
+ * const chain = await startLocalSubtensor({ blockMs: 250 });
+ * await chain.registerNeuron(1, alice.address, true);
+ * const api = await ApiPromise.create({ provider: new WsProvider(chain.url) });
+ */
+export async function startLocalSubtensor(
+  options: LocalSubtensorOptions = {},
+): Promise<LocalSubtensor> {
+  await cryptoWaitReady();
+  const log = options.log ?? createLogger({ name: "local-subtensor" });
+  const blockMs = positive(options.blockMs ?? 250, "blockMs");
+  const finalityLag = whole(options.finalityLag ?? 2, "finalityLag");
+  // Never less than 256 blocks, nor less than the finalized block needs.
+  const historyBlocks = Math.max(
+    256,
+    finalityLag + 1,
+    whole(options.historyBlocks ?? 1024, "historyBlocks"),
+  );
+  const subnetDefaults = options.subnetDefaults ?? {};
+  for (const [name, value] of Object.entries(subnetDefaults)) {
+    if (value !== undefined) hyperparameterValue(name, value);
+  }
+  const runtime = loadRuntime(options.metadataPath);
+  const chain = new LocalChain({
+    runtime,
+    finalityLag,
+    historyBlocks,
+    tempo: whole(options.tempo ?? 360, "tempo"),
+    subnetDefaults,
+    genesisSeed:
+      options.genesisSeed === undefined ? undefined : new TextEncoder().encode(options.genesisSeed),
+    poolLimit: positive(options.poolLimit ?? 8192, "poolLimit"),
+    blockMs,
+  });
+
+  const called: string[] = [];
+  const seen = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const fault = (f: LocalSubtensorFault) => {
+    const seconds = f.seconds ?? (f.kind === "stall" ? 5 : 0);
+    if (!(Number.isFinite(seconds) && seconds >= 0)) throw new Error("seconds must be >= 0");
+    switch (f.kind) {
+      case "close":
+        log.warn("dev fault: dropping every connection", { refuseSeconds: seconds });
+        server.dropAll(seconds * 1000);
+        return;
+      case "stall":
+        log.warn("dev fault: stalling", { seconds });
+        server.stall(seconds * 1000);
+        return;
+      case "reject_next":
+        if (typeof f.error !== "string") throw new Error("reject_next needs an error name");
+        chain.rejectNext(f.error);
+        return;
+      default:
+        throw new Error(`unknown fault ${(f as { kind: unknown }).kind}`);
+    }
+  };
+
+  const server = await startRpcServer({
+    host: options.host ?? "127.0.0.1",
+    port: options.port ?? 0,
+    methods: rpcMethods(chain, { blockMs, fault }),
+    onCall: (method) => {
+      if (!seen.has(method)) {
+        seen.add(method);
+        called.push(method);
+      }
+    },
+    onError: (error) => log.error("local subtensor: request failed", { error }),
+  });
+
+  // One block per tick; a stall pauses production (no new heads) until it ends.
+  const tick = () => {
+    timer = undefined;
+    if (closed) return;
+    const wait = server.stallRemaining();
+    if (wait > 0) {
+      timer = setTimeout(tick, wait);
+      return;
+    }
+    try {
+      chain.produceBlock();
+    } catch (error) {
+      log.error("local subtensor: block production failed", { error });
+    }
+    timer = setTimeout(tick, blockMs);
+  };
+  timer = setTimeout(tick, blockMs);
+  log.info("local subtensor listening", { url: server.url, genesisHash: chain.genesisHash });
+
+  return {
+    url: server.url,
+    port: server.port,
+    genesisHash: chain.genesisHash,
+    registerNeuron: (netuid, hotkey, validatorPermit = false) =>
+      chain.registerNeuron(
+        netuid,
+        typeof hotkey === "string" ? decodeAddress(hotkey) : hotkey,
+        validatorPermit,
+      ),
+    setHyperparameter: (netuid, name, value) => chain.setHyperparameter(netuid, name, value),
+    fault,
+    status: () => chainStatus(chain),
+    nextBlock: () =>
+      new Promise((resolve) => {
+        const off = chain.onNewHead((b: BlockRecord) => {
+          off();
+          resolve({ number: b.number, hash: b.hash });
+        });
+      }),
+    methodsCalled: () => [...called],
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (timer) clearTimeout(timer);
+      chain.shutdown();
+      await server.close();
+    },
+  };
+}
+
+function positive(value: number, name: string): number {
+  if (!(Number.isInteger(value) && value > 0))
+    throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+function whole(value: number, name: string): number {
+  if (!(Number.isInteger(value) && value >= 0)) throw new Error(`${name} must be an integer >= 0`);
+  return value;
+}
