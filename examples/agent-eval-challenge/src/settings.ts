@@ -12,6 +12,7 @@
  * every challenge a CHALLENGE_TOKEN), so development needs no setup.
  */
 import { ConfigError, type ConfigOf, type Static, Type } from "@platform/challenge-sdk";
+import { DEFAULT_TRUSTED_PROXIES, trustedProxies } from "./live/client-address.js";
 
 /** Every variable this challenge reads beyond the SDK's own. */
 export const Settings = Type.Object({
@@ -70,6 +71,12 @@ export const Settings = Type.Object({
         "The sampler's seed (default: derived from SECRET_KEY_FILE, so miners cannot predict it)",
     }),
   ),
+  TRUSTED_PROXIES: Type.String({
+    default: DEFAULT_TRUSTED_PROXIES,
+    maxLength: 4096,
+    description:
+      "Peers whose X-Forwarded-For names the client (the master's proxy): addresses, CIDR ranges, loopback, private, or none",
+  }),
   WEIGHTS_MODE: Type.Union([Type.Literal("winner_take_all"), Type.Literal("best_per_hotkey")], {
     default: "winner_take_all",
     description:
@@ -93,6 +100,8 @@ export interface AgentEvalOptions {
   submissionWindowSeconds: number;
   weightsMode: "winner_take_all" | "best_per_hotkey";
   replayAudit: { rate: number; seed: string | null };
+  /** TRUSTED_PROXIES as set: who may name the client of a live feed (client-address.ts). */
+  trustedProxies: string;
 }
 
 /** The options of `config`, or a ConfigError naming every problem. */
@@ -118,6 +127,11 @@ export function resolveSettings(
       message: "only read with ATTESTATION_VERIFIER=dev",
     });
   }
+  try {
+    trustedProxies(config.TRUSTED_PROXIES);
+  } catch (error) {
+    issues.push({ variable: "TRUSTED_PROXIES", message: (error as Error).message });
+  }
   if (issues.length > 0) throw new ConfigError(issues, "agent-eval challenge configuration");
   const measurements = (config.MEASUREMENT_ALLOWLIST ?? "")
     .split(",")
@@ -135,5 +149,6 @@ export function resolveSettings(
     submissionWindowSeconds: config.SUBMISSION_WINDOW_SECONDS,
     weightsMode: config.WEIGHTS_MODE,
     replayAudit: { rate: config.REPLAY_AUDIT_RATE, seed: config.REPLAY_AUDIT_SEED ?? null },
+    trustedProxies: config.TRUSTED_PROXIES,
   };
 }

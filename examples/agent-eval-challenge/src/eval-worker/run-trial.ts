@@ -16,6 +16,7 @@ import {
   taskFile,
 } from "@platform/challenge-sdk/tasks";
 import type { EvalTask } from "../eval/task-set.js";
+import { envSpellings, redactSecrets } from "../live/redaction.js";
 import {
   AGENT_OUTPUT_CAP,
   AGENT_STREAM_CAP,
@@ -135,11 +136,11 @@ export async function runTrial(input: TrialInput): Promise<TrialRun> {
     throw error;
   }
   const framed = readFramedOutput(result.stdout, marker);
-  const lines = redactValues(
-    capLines([
+  const lines = reportedLines(
+    [
       ...framed.lines.map((message) => ({ stream: "stdout" as const, message })),
       ...splitLines(result.stderr).map((message) => ({ stream: "stderr" as const, message })),
-    ]),
+    ],
     Object.values(input.minerEnv),
   );
   // A killed container's partial frame is not an answer.
@@ -158,36 +159,30 @@ export async function runTrial(input: TrialInput): Promise<TrialRun> {
   };
 }
 
-/** Values shorter than this are left alone (they would blank out ordinary words). */
-const MIN_REDACTED_LENGTH = 6;
-
 /**
- * The miner's env values (API keys, typically) blanked out of the lines before they leave the
- * VM as telemetry; the service redacts again, this keeps them out of the request too.
+ * The lines reported as telemetry: at most {@link MAX_EVENT_LINES} of them, each redacted whole
+ * (the miner's env values in every spelling, and the secret shapes: the same redaction the
+ * service applies again) and only then cut to {@link MAX_EVENT_LINE_CHARS}. Cutting first would
+ * leave the start of a value that straddles the cut, which no exact match finds any more.
+ * Dropping whole lines past the count first is safe: a dropped line shows nothing.
  */
-export function redactValues(lines: TrialLine[], values: readonly string[]): TrialLine[] {
-  const secrets = values
-    .filter((value) => value.length >= MIN_REDACTED_LENGTH)
-    .sort((a, b) => b.length - a.length);
-  if (secrets.length === 0) return lines;
-  return lines.map((line) => ({
+export function reportedLines(lines: readonly TrialLine[], values: readonly string[]): TrialLine[] {
+  const secrets = { exact: envSpellings(values) };
+  return lines.slice(0, MAX_EVENT_LINES).map((line) => ({
     stream: line.stream,
-    message: secrets.reduce(
-      (message, secret) => message.split(secret).join("[redacted]"),
-      line.message,
-    ),
+    message: cutLine(redactSecrets(line.message, secrets), MAX_EVENT_LINE_CHARS),
   }));
+}
+
+/** `text` cut to at most `max` UTF-16 units, never between the halves of a surrogate pair. */
+function cutLine(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
 function splitLines(text: string): string[] {
   const lines = text.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   return lines;
-}
-
-function capLines(lines: TrialLine[]): TrialLine[] {
-  return lines.slice(0, MAX_EVENT_LINES).map((line) => ({
-    stream: line.stream,
-    message: line.message.slice(0, MAX_EVENT_LINE_CHARS),
-  }));
 }

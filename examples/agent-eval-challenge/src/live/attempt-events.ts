@@ -2,9 +2,11 @@
  * POST /internal/v1/evaluations/{attempt_id}/events (rule 21): an attempt's log lines, NDJSON,
  * one `{stream?, message, at?}` object a line. Every line is attributed from the attempt's own
  * row (submission, run, task, trial), never from the body: other fields are ignored, so a body
- * naming another task or submission changes nothing. Each message is redacted (the shapes of
- * redaction.ts and the miner's env values) before anything is written, then cut to the event
- * cap. All lines or none: a bad line is 422 with its number and nothing is stored.
+ * naming another task or submission changes nothing. Each message is redacted whole (the shapes
+ * of redaction.ts, and the miner's env values in every spelling of env-spellings.ts, also where
+ * the line starts or ends with a piece of one) before anything is written, and only then cut to
+ * the event cap, so the cut leaves no piece of a value. All lines or none: a bad line is 422
+ * with its number and nothing is stored.
  *
  * Caps (what is stored, after redaction and truncation): 64 KiB an event (the message is cut,
  * `truncated: true`), 10 MiB a task of a run across its trials, 50 MiB a submission; a line past

@@ -22,6 +22,14 @@ import {
   parseEventLines,
   recordAttemptEvents,
 } from "./attempt-events.js";
+import { clientKey, type TrustedProxies, trustedProxies } from "./client-address.js";
+import {
+  DEFAULT_FEED_SHARES,
+  type FeedRefusal,
+  type FeedShares,
+  type FeedSlot,
+  FeedSlots,
+} from "./feed-slots.js";
 import {
   DEFAULT_FEED_OPTIONS,
   type FeedOptions,
@@ -47,8 +55,12 @@ export interface LiveRouteOptions {
   feed?: Partial<FeedOptions>;
   /** The SSE heartbeat comment while idle (default 15 s). */
   heartbeatMs?: number;
-  /** Feeds open at once per instance; more are 429 live_feed_busy. */
+  /** Feeds open at once per instance; more are 429 live_feed_busy (default 256). */
   maxOpenFeeds?: number;
+  /** Feeds one client may hold at once; more are 429 live_feed_client_limit (default 8). */
+  maxFeedsPerClient?: number;
+  /** Feeds of one submission at once; more are 429 live_feed_submission_limit (default 32). */
+  maxFeedsPerSubmission?: number;
 }
 
 export const LIVE_ERROR_CODES = {
@@ -56,10 +68,27 @@ export const LIVE_ERROR_CODES = {
   submissionNotFound: "submission_not_found",
   /** 429: this instance serves as many live feeds as it will; retry shortly. */
   liveFeedBusy: "live_feed_busy",
+  /** 429: this client (its address) holds its share of the feeds; close one first. */
+  liveFeedClientLimit: "live_feed_client_limit",
+  /** 429: this submission has its share of the feeds open; retry shortly. */
+  liveFeedSubmissionLimit: "live_feed_submission_limit",
 } as const;
 
-// Open feeds per running instance (keyed by its state, so two instances share nothing).
-const openFeeds = new WeakMap<AgentEvalState, { count: number }>();
+const REFUSALS: Record<FeedRefusal, { code: string; detail: string }> = {
+  total: { code: LIVE_ERROR_CODES.liveFeedBusy, detail: "Too many live feeds open." },
+  client: {
+    code: LIVE_ERROR_CODES.liveFeedClientLimit,
+    detail: "This client has its share of the live feeds open: close one first.",
+  },
+  submission: {
+    code: LIVE_ERROR_CODES.liveFeedSubmissionLimit,
+    detail: "This submission has its share of the live feeds open.",
+  },
+};
+
+// The feed slots and trusted proxies of each running instance (keyed by its state, so two
+// instances share nothing).
+const instances = new WeakMap<AgentEvalState, { slots: FeedSlots; proxies: TrustedProxies }>();
 
 /** Register the live routes. */
 export function liveRoutes(
@@ -68,7 +97,22 @@ export function liveRoutes(
 ): void {
   const feedOptions: FeedOptions = { ...DEFAULT_FEED_OPTIONS, ...options.feed };
   const heartbeatMs = options.heartbeatMs ?? 15_000;
-  const maxOpenFeeds = options.maxOpenFeeds ?? 256;
+  const shares: FeedShares = {
+    total: options.maxOpenFeeds ?? DEFAULT_FEED_SHARES.total,
+    perClient: options.maxFeedsPerClient ?? DEFAULT_FEED_SHARES.perClient,
+    perSubmission: options.maxFeedsPerSubmission ?? DEFAULT_FEED_SHARES.perSubmission,
+  };
+  const instanceOf = (state: AgentEvalState) => {
+    let instance = instances.get(state);
+    if (instance === undefined) {
+      instance = {
+        slots: new FeedSlots(shares),
+        proxies: trustedProxies(state.options.trustedProxies),
+      };
+      instances.set(state, instance);
+    }
+    return instance;
+  };
 
   router.public({
     method: "POST",
@@ -174,7 +218,10 @@ export function liveRoutes(
       "(as stored, redacted, no scores), in time order. Each id is `<status seq>.<task event " +
       "id>`: reconnect with Last-Event-ID (or ?last_event_id=) to resume exactly after it. " +
       "A heartbeat comment every 15 s; the stream ends once the submission rests in a final " +
-      "public status (rejected, suspicious, error, cancelled, expired, valid, failed, invalid).",
+      "public status (rejected, suspicious, error, cancelled, expired, valid, failed, invalid). " +
+      `An instance serves ${shares.total} feeds at once, at most ${shares.perClient} to one ` +
+      `client (its address: the socket's, or X-Forwarded-For's as a trusted proxy reports ` +
+      `it) and ${shares.perSubmission} of one submission.`,
     tags: ["live"],
     params: SubmissionIdParams,
     query: LiveFeedQuery,
@@ -182,9 +229,11 @@ export function liveRoutes(
     responses: {
       200: { description: "The feed", schema: LiveFeedStream, contentType: "text/event-stream" },
       404: { description: LIVE_ERROR_CODES.submissionNotFound },
-      429: { description: `${LIVE_ERROR_CODES.liveFeedBusy} (Retry-After)` },
+      429: {
+        description: `${LIVE_ERROR_CODES.liveFeedBusy}, ${LIVE_ERROR_CODES.liveFeedClientLimit}, ${LIVE_ERROR_CODES.liveFeedSubmissionLimit} (Retry-After)`,
+      },
     },
-    handler: async ({ sql, state, params, request }) => {
+    handler: async ({ sql, state, params, request, env }) => {
       const submissionId = params.submission_id;
       if (!(await submissionExists(sql, submissionId))) {
         throw new HttpError(
@@ -193,15 +242,14 @@ export function liveRoutes(
           `Submission ${submissionId} not found.`,
         );
       }
-      const open = openFeeds.get(state) ?? { count: 0 };
-      openFeeds.set(state, open);
-      if (open.count >= maxOpenFeeds) {
-        throw new HttpError(429, LIVE_ERROR_CODES.liveFeedBusy, "Too many live feeds open.", {
-          headers: { "retry-after": "5" },
-        });
+      const { slots, proxies } = instanceOf(state);
+      const client = clientKey(request.headers, env.remoteAddress, proxies);
+      const slot = slots.take(client, submissionId);
+      if ("refused" in slot) {
+        const { code, detail } = REFUSALS[slot.refused];
+        throw new HttpError(429, code, detail, { headers: { "retry-after": "5" } });
       }
-      const counter = open;
-      counter.count++;
+      const held: FeedSlot = slot;
       async function* counted(lastEventId: string | null, signal: AbortSignal) {
         try {
           yield* liveFeed(sql, {
@@ -211,7 +259,7 @@ export function liveRoutes(
             options: feedOptions,
           }) as AsyncGenerator<SseEvent>;
         } finally {
-          counter.count--;
+          held.release();
         }
       }
       return sseResponse(request, ({ lastEventId, signal }) => counted(lastEventId, signal), {

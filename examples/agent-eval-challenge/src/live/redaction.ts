@@ -1,7 +1,8 @@
 /**
  * Secrets out of log text before it is stored or shown (rule 21): API keys, bearer tokens and
  * authorization headers, this service's run and attempt token shapes, generic `name=value`
- * secrets, and the miner's own env values (exact substrings).
+ * secrets, and the miner's own env values in every spelling of env-spellings.ts, whole or cut
+ * at a line's end or start (cut-edges.ts).
  *
  * Every pass is linear in the text. Production once spent 91 s on a 61-character line in a
  * redaction regex (catastrophic backtracking on an unauthenticated route), so the rules here are:
@@ -9,15 +10,18 @@
  * the start of a run, so a failed attempt at one position never rescans what another attempt
  * scanned; an unbounded class is never followed by a literal it contains; and where two classes
  * could trade characters the last one may match nothing, so the match cannot fail after its scan.
- * The generic `name=value` pass is a plain scan. test/live/redaction.test.ts times each pass on
- * 64 KiB adversarial lines.
+ * The generic `name=value` pass is a plain scan; the env spellings are plain substring
+ * searches and the cut-edge check is Knuth-Morris-Pratt. test/live/redaction.test.ts checks that
+ * each pass's time grows linearly on adversarial lines of 2, 16 and 64 KiB.
  */
+
+import { redactCutEdges } from "./cut-edges.js";
+import { MIN_ENV_VALUE_LENGTH } from "./env-spellings.js";
+
+export { envSpellings, MIN_ENV_VALUE_LENGTH } from "./env-spellings.js";
 
 /** What a secret is replaced with. */
 export const REDACTED = "[REDACTED]";
-
-/** Env values shorter than this are not redacted: "1", "yes" or "gpt" would blank out prose. */
-export const MIN_ENV_VALUE_LENGTH = 4;
 
 /** The shortest value the generic `name=value` pass treats as a secret. */
 const MIN_GENERIC_SECRET_LENGTH = 6;
@@ -107,22 +111,27 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
 
 /** What to redact beyond the shapes: the miner's env values and any known live token. */
 export interface RedactionSecrets {
-  /** Exact strings to remove (values shorter than {@link MIN_ENV_VALUE_LENGTH} are kept). */
+  /**
+   * Exact strings to remove (`envSpellings` of the env values; strings shorter than
+   * {@link MIN_ENV_VALUE_LENGTH} are kept), also where a line ends with the start of one or
+   * starts with the end of one (cut-edges.ts).
+   */
   exact?: readonly string[];
 }
 
 /**
- * `text` with every known secret replaced by {@link REDACTED}. Exact values go first (longest
- * first, so a value containing another is removed whole), then the shapes, then the generic
- * `name=value` scan.
+ * `text` (one line) with every known secret replaced by {@link REDACTED}. Exact values go first
+ * (longest first, so a value containing another, or a spelling containing a shorter one, is
+ * removed whole), then the pieces of them at the line's two ends, then the shapes, then the
+ * generic `name=value` scan. Redact a line before cutting it: a cut first could leave a piece
+ * of a value that only the edge check below still recognises, and only at the cut.
  */
 export function redactSecrets(text: string, secrets: RedactionSecrets = {}): string {
   let out = text;
-  const exact = [...new Set(secrets.exact ?? [])]
-    .filter((value) => value.length >= MIN_ENV_VALUE_LENGTH)
-    .sort((a, b) => b.length - a.length);
+  const exact = sortedSecrets(secrets.exact ?? []);
   // split/join is a plain substring search (no pattern syntax): linear in practice.
   for (const value of exact) if (out.includes(value)) out = out.split(value).join(REDACTED);
+  out = redactCutEdges(out, exact, REDACTED);
   for (const { pattern, replacement } of SECRET_PATTERNS) {
     pattern.lastIndex = 0;
     out = out.replace(pattern, replacement);
@@ -130,16 +139,19 @@ export function redactSecrets(text: string, secrets: RedactionSecrets = {}): str
   return redactNamedSecrets(out);
 }
 
-/**
- * Each env value as it is, and as an agent may print it: escaped inside a JSON string, or
- * URL-encoded in a query.
- */
-export function envSpellings(values: readonly string[]): string[] {
-  return values.flatMap((value) => [
-    value,
-    JSON.stringify(value).slice(1, -1),
-    encodeURIComponent(value),
-  ]);
+// A request's lines share one list of spellings: it is sorted once, not once a line.
+const sorted = new WeakMap<readonly string[], string[]>();
+
+/** The exact strings worth removing, longest first, each once. */
+function sortedSecrets(values: readonly string[]): string[] {
+  let list = sorted.get(values);
+  if (list === undefined) {
+    list = [...new Set(values)]
+      .filter((value) => value.length >= MIN_ENV_VALUE_LENGTH)
+      .sort((a, b) => b.length - a.length);
+    sorted.set(values, list);
+  }
+  return list;
 }
 
 const NAME_CHAR = /[A-Za-z0-9_.-]/;

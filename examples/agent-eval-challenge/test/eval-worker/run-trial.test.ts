@@ -14,7 +14,12 @@ import { dockerTaskRunner } from "@platform/challenge-sdk/tasks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkTaskOutput, type EvalTask } from "../../src/eval/task-set.js";
 import { agentTaskFiles } from "../../src/eval-worker/agent-files.js";
-import { runTrial } from "../../src/eval-worker/run-trial.js";
+import {
+  MAX_EVENT_LINE_CHARS,
+  MAX_EVENT_LINES,
+  reportedLines,
+  runTrial,
+} from "../../src/eval-worker/run-trial.js";
 import { readFramedOutput } from "../../src/eval-worker/trial-harness.js";
 import {
   AGENT_IMAGE,
@@ -175,7 +180,7 @@ describe("a trial in the agent image", () => {
       minerEnv: { MINER_API_KEY: "sk-live-0123456789" },
     });
     expect(run.output!.toString("utf8")).toBe("sk-live-0123456789");
-    expect(run.lines).toContainEqual({ stream: "stdout", message: "my key is [redacted]" });
+    expect(run.lines).toContainEqual({ stream: "stdout", message: "my key is [REDACTED]" });
     expect(JSON.stringify(run.lines)).not.toContain("sk-live-0123456789");
   }, 60_000);
 
@@ -224,6 +229,45 @@ describe("a trial in the agent image", () => {
     expect(report.uid).not.toBe(0);
     expect(Object.values(report).filter((value) => value === "written")).toEqual([]);
   }, 60_000);
+});
+
+describe("the reported lines", () => {
+  const value = "Q7f3a9c2e41b8d6Z-miner-key";
+  const stdout = (message: string) => ({ stream: "stdout" as const, message });
+
+  it("redacts a line before cutting it: a value across the 2,048-character cut leaves no piece", () => {
+    const line = `${"x".repeat(MAX_EVENT_LINE_CHARS - 8)}${value} and more`;
+    const [reported] = reportedLines([stdout(line)], [value]);
+    expect(reported!.message).toHaveLength(MAX_EVENT_LINE_CHARS);
+    expect(reported!.message).not.toContain(value.slice(0, 4));
+    expect(reported!.message.startsWith("x".repeat(MAX_EVENT_LINE_CHARS - 8))).toBe(true);
+  });
+
+  it("redacts the start of a value the container's stream cap cut off, and encoded values", () => {
+    const lines = reportedLines(
+      [
+        stdout(`last line before the cap: ${value.slice(0, 11)}`),
+        stdout(`${value.slice(-9)} (the rest of a line split in two)`),
+        stdout(`base64 ${Buffer.from(`user:${value}`).toString("base64")}`),
+        stdout(`hex ${Buffer.from(value).toString("hex")}`),
+        { stream: "stderr", message: `reversed ${[...value].reverse().join("")}` },
+      ],
+      [value],
+    );
+    expect(lines.map((line) => line.message)).toEqual([
+      "last line before the cap: [REDACTED]",
+      "[REDACTED] (the rest of a line split in two)",
+      expect.stringMatching(/^base64 \S*\[REDACTED\]\S*$/),
+      "hex [REDACTED]",
+      "reversed [REDACTED]",
+    ]);
+    expect(lines[4]!.stream).toBe("stderr");
+  });
+
+  it("keeps at most 400 lines", () => {
+    const many = Array.from({ length: MAX_EVENT_LINES + 5 }, (_, i) => stdout(`line ${i}`));
+    expect(reportedLines(many, [])).toHaveLength(MAX_EVENT_LINES);
+  });
 });
 
 describe("the harness's frame", () => {

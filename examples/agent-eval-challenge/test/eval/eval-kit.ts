@@ -71,6 +71,29 @@ export async function preparedRun(
   };
 }
 
+/**
+ * The next run of `run`'s submission, from the answer of the eval/prepare (after a revalidate)
+ * or eval/retry that issued it with its token: same miner and submission, new run.
+ */
+export async function issuedRun(run: PreparedRun, answer: Response): Promise<PreparedRun> {
+  const text = await answer.text();
+  expect(answer.status, text).toBe(200);
+  const body = JSON.parse(text) as {
+    run_id: string;
+    plan: EvalPlan;
+    plan_digest: string;
+    secret_delivery?: { token: string };
+  };
+  expect(body.secret_delivery, "the answer that issued the run delivers its token").toBeDefined();
+  return {
+    ...run,
+    runId: body.run_id,
+    runToken: body.secret_delivery!.token,
+    plan: body.plan,
+    planDigest: body.plan_digest,
+  };
+}
+
 const devKey = loadDevAttestationKey();
 
 export interface ResultOptions {
@@ -80,6 +103,15 @@ export interface ResultOptions {
   eventLog?: EventLogEntry[];
   quoteReportData?: Buffer;
   quoteRtmrs?: [string, string, string, string];
+  /** The MRTD inside the quote (default: the development measurement). */
+  quoteMeasurement?: string;
+  /** The measurement the result claims (default: the quote's). */
+  claimedMeasurement?: string;
+  /**
+   * The plan nonce the result binds in report_data_hex and its quote (default: the run's). A
+   * result built for another nonce is one whose quote agrees with it, but not with this run.
+   */
+  bindNonce?: string;
 }
 
 /** The result of `run`, honest unless told otherwise. */
@@ -91,18 +123,19 @@ export function resultFor(run: PreparedRun, options: ResultOptions = {}): Promis
     );
   const eventLog = options.eventLog ?? [measuredEvent(3, "evaluator", "test-evaluator 1")];
   return buildEvalResult({
-    plan: run.plan,
+    plan: options.bindNonce === undefined ? run.plan : { ...run.plan, nonce: options.bindNonce },
     planDigest: run.planDigest,
     trials: Object.entries(trials).map(([task_id, trial_scores]) => ({ task_id, trial_scores })),
     evaluator: { name: "test-evaluator", version: "1" },
     completedAt: options.completedAt ?? new Date().toISOString(),
     eventLog,
-    measurement: DEV_MEASUREMENT,
+    measurement: options.claimedMeasurement ?? options.quoteMeasurement ?? DEV_MEASUREMENT,
     vmConfig: { vcpus: 2, memory_mib: 2048, image_digest: `sha256:${"e".repeat(64)}` },
     quote: (reportData) =>
       signDevQuote({
         privateKeyPem: devKey.privateKeyPem,
         reportData: options.quoteReportData ?? reportData,
+        mrtd: options.quoteMeasurement ?? DEV_MEASUREMENT,
         rtmrs: options.quoteRtmrs ?? replayEventLog(eventLog),
       }),
   });

@@ -8,6 +8,7 @@ import { measuredEvent } from "../../src/attestation/index.js";
 import { canonicalDigest, type JsonValue } from "../../src/crypto/index.js";
 import type { EvalResult } from "../../src/eval/eval-result.js";
 import { type AgentEvalTest, startAgentEval } from "../agent-eval-kit.js";
+import { sha384Hex } from "../review/report-kit.js";
 import { type PreparedRun, postResult, preparedRun, resultFor } from "./eval-kit.js";
 
 interface Receipt {
@@ -124,9 +125,36 @@ describe.each(await testBackends())("eval result (rules 13, 14) on %s", (backend
       },
     ],
     [
+      "report_data_hex flipped (the quote still over this run's binding)",
+      "report_data_binding_mismatch",
+      async (run) => {
+        const result = await resultFor(run);
+        const last = result.report_data_hex.at(-1) === "0" ? "1" : "0";
+        result.report_data_hex = result.report_data_hex.slice(0, -1) + last;
+        return result;
+      },
+    ],
+    [
+      // report_data_hex and the quote agree, on another run's nonce: the service computes the
+      // binding from its own digest, run and nonce, never from what the result claims.
+      "report_data_hex and its quote binding another run's nonce",
+      "report_data_binding_mismatch",
+      async (run) => resultFor(run, { bindNonce: (await preparedRun(t)).plan.nonce }),
+    ],
+    [
       "a quote over other report_data",
       "report_data_mismatch",
       (run) => resultFor(run, { quoteReportData: Buffer.alloc(64, 3) }),
+    ],
+    [
+      "a measurement outside the allow-list",
+      "measurement_not_allowed",
+      (run) => resultFor(run, { quoteMeasurement: sha384Hex("another VM") }),
+    ],
+    [
+      "a claimed measurement other than the quote's",
+      "measurement_mismatch",
+      (run) => resultFor(run, { claimedMeasurement: sha384Hex("claimed") }),
     ],
     [
       "a result completed in the future",

@@ -26,6 +26,8 @@ describe.each(await testBackends())("replay audits (rule 16) on %s", (backend) =
   let accepted: PreparedRun;
   let rejected: PreparedRun;
   let pending: PreparedRun;
+  /** The weights with the accepted run only, taken before the rejected run posts its result. */
+  let acceptedOnly: Record<string, number>;
   beforeAll(async () => {
     t = await startAgentEval(backend, {
       REPLAY_AUDIT_RATE: "1",
@@ -38,6 +40,9 @@ describe.each(await testBackends())("replay audits (rule 16) on %s", (backend) =
     expect(
       (await postResult(t, accepted, await resultFor(accepted, { trials: half }))).status,
     ).toBe(202);
+    acceptedOnly = (await weights()).weights;
+    expect(acceptedOnly).toEqual({ [accepted.miner.address]: 1 });
+    // A perfect, complete core (it would beat the accepted 0.5) whose quote binds other data.
     rejected = await preparedRun(t);
     const bad = await resultFor(rejected, { quoteReportData: Buffer.alloc(64, 1) });
     expect((await postResult(t, rejected, bad)).status).toBe(202);
@@ -74,7 +79,9 @@ describe.each(await testBackends())("replay audits (rule 16) on %s", (backend) =
   });
 
   it("stores one comparison per audit id and never moves the accepted score or the weights", async () => {
-    const before = await weights();
+    // Taken before the rejected run's result: that result must not have moved them either.
+    const before = acceptedOnly;
+    expect((await weights()).weights).toEqual(before);
     const ids = accepted.plan.task_set.task_ids;
     const same = {
       audit_id: "audit-1",
@@ -119,7 +126,7 @@ describe.each(await testBackends())("replay audits (rule 16) on %s", (backend) =
     const [run] = await t.sql<{ state: string; score: number }[]>`
       select state, score from eval_runs where id = ${accepted.runId}`;
     expect(run).toEqual({ state: "accepted", score: 0.5 });
-    expect(await weights()).toEqual(before);
+    expect((await weights()).weights).toEqual(before);
     expect((await postReplay(rejected, same)).status).toBe(404);
   });
 });

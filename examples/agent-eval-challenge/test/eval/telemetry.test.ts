@@ -8,6 +8,7 @@ import { signTelemetryGrant } from "../../src/eval/telemetry-grant.js";
 import { type AgentEvalTest, startAgentEval } from "../agent-eval-kit.js";
 import {
   grantFor,
+  issuedRun,
   openTelemetry,
   type PreparedRun,
   postProgress,
@@ -66,6 +67,30 @@ describe.each(await testBackends())("telemetry and progress (rules 14, 15) on %s
     const replayed = await postTelemetrySession(t, run, grant);
     expect(replayed.status).toBe(409);
     expect(await codeOf(replayed)).toBe("nonce_reused");
+
+    // Another run of the same hotkey (a cancelled run retried): a grant signed for that run,
+    // valid in every other way, but carrying a nonce the hotkey already spent.
+    const first = await preparedRun(t);
+    const spent = grantFor(first);
+    expect((await postTelemetrySession(t, first, spent)).status).toBe(200);
+    const evalAction = (path: string, json: unknown) =>
+      t.signedFetch(`/submissions/${first.submissionId}/eval/${path}`, {
+        method: "POST",
+        miner: first.miner,
+        json,
+      });
+    expect((await evalAction("cancel", { expected_run_id: first.runId })).status).toBe(200);
+    const second = await issuedRun(
+      first,
+      await evalAction("retry", { expected_run_id: first.runId }),
+    );
+    expect(second.runId).not.toBe(first.runId);
+    expect(second.miner.address).toBe(first.miner.address);
+    const reused = await postTelemetrySession(t, second, grantFor(second, { nonce: spent.nonce }));
+    expect(reused.status).toBe(409);
+    expect(await codeOf(reused)).toBe("nonce_reused");
+    // The same grant with a fresh nonce opens the session: the nonce alone was refused.
+    expect((await postTelemetrySession(t, second, grantFor(second))).status).toBe(200);
   });
 
   it("refuses a grant outside ±300 s, either way", async () => {
@@ -225,6 +250,28 @@ describe.each(await testBackends())("telemetry and progress (rules 14, 15) on %s
     // The same event again is still a duplicate, not a conflict: redaction is deterministic.
     const again = await postProgress(t, secretive, session, event);
     expect(await again.json()).toMatchObject({ duplicate: true });
+
+    // The value encoded inside a message: hex, base64 (inside a longer encoding), reversed.
+    const value = Buffer.from("correct-horse-battery");
+    const encoded = [
+      `hex ${value.toString("hex")}`,
+      `HEX ${value.toString("hex").toUpperCase()}`,
+      `basic ${Buffer.from(`u:${value}`).toString("base64")}`,
+      `reversed ${[...value.toString()].reverse().join("")}`,
+    ];
+    for (const [index, message] of encoded.entries()) {
+      const encodedEvent = { ...event, seq: 2 + index, message };
+      expect((await postProgress(t, secretive, session, encodedEvent)).status).toBe(200);
+    }
+    const rows = await t.sql<{ message: string }[]>`
+      select payload ->> 'message' as message from eval_task_events
+      where run_id = ${secretive.runId} and seq > 1 order by seq`;
+    expect(rows.map((row) => row.message)).toEqual([
+      "hex [REDACTED]",
+      "HEX [REDACTED]",
+      expect.stringMatching(/^basic \S*\[REDACTED\]\S*$/),
+      "reversed [REDACTED]",
+    ]);
   });
 
   it("never moves a score (rule 14), and ends with the result", async () => {

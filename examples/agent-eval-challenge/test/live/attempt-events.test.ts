@@ -6,7 +6,8 @@
 // internal token refused), 410 once the run ended, and never a score.
 import { testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { recordAttemptEvents } from "../../src/live/attempt-events.js";
+import { recordAttemptEvents, storedEvent } from "../../src/live/attempt-events.js";
+import { envSpellings } from "../../src/live/env-spellings.js";
 import { type AgentEvalTest, startAgentEval } from "../agent-eval-kit.js";
 import { postResult, resultFor } from "../eval/eval-kit.js";
 import {
@@ -184,6 +185,55 @@ describe.each(await testBackends())("attempts and their events (rule 21) on %s",
     // What is not secret survives: the prose, and a short env value (under 4 characters).
     expect(stored).toContain("calling with OPENAI_API_KEY=");
     expect(stored).toContain(`mode ${shortValue}`);
+  });
+
+  it("redacts the env values in every spelling, and the pieces of one a cut left", async () => {
+    const value = "Q7f3a9c2e41b8d6Z-miner-key";
+    const run = await runningRun(t, { env: { MINER_KEY: value } });
+    const attempt = await openAttemptOf(t, run);
+    const bytes = Buffer.from(value);
+    const lines = [
+      // Cut by a worker that capped the line before redacting it, or split into two lines.
+      `${"x".repeat(2000)} ${value.slice(0, 12)}`,
+      `${value.slice(-7)} continues here`,
+      `basic ${Buffer.from(`miner:${value}`).toString("base64")}`,
+      `b64 ${bytes.toString("base64")} b64url ${bytes.toString("base64url")}`,
+      `hex ${bytes.toString("hex")} HEX ${bytes.toString("hex").toUpperCase()}`,
+      `reversed ${[...value].reverse().join("")}`,
+      `escaped ${[...value].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")}`,
+    ];
+    const response = await postEvents(t, attempt, ndjson(lines.map((message) => ({ message }))));
+    expect(response.status, await response.clone().text()).toBe(202);
+    const stored = (await storedLogs(t, attempt.attempt_id)).map((row) => row.payload.message);
+    expect(stored[0]).toBe(`${"x".repeat(2000)} [REDACTED]`);
+    expect(stored[1]).toBe("[REDACTED] continues here");
+    for (const message of stored.slice(2)) expect(message).toContain("[REDACTED]");
+    const all = stored.join("\n");
+    for (const piece of [
+      value.slice(0, 8),
+      value.slice(-7),
+      bytes.toString("hex").slice(0, 16),
+      bytes.toString("base64").slice(0, 12),
+      [...value].reverse().join("").slice(0, 8),
+      "\\u0051\\u0037",
+    ]) {
+      expect(all, piece).not.toContain(piece);
+    }
+  });
+
+  it("redacts a line before cutting it to the event cap: a value across the cut leaves no piece", () => {
+    const value = "Q7f3a9c2e41b8d6Z-miner-key";
+    const secrets = { exact: envSpellings([value]) };
+    const room =
+      1000 -
+      Buffer.byteLength(
+        JSON.stringify({ trial: 1, stream: "stdout", message: "", truncated: true }),
+      );
+    const message = `${"a".repeat(room - 6)}${value}${"b".repeat(100)}`;
+    const { payload } = storedEvent({ stream: "stdout", message, at: null }, 1, secrets, 1000);
+    expect(payload.truncated).toBe(true);
+    expect(payload.message.startsWith("a".repeat(room - 6))).toBe(true);
+    expect(payload.message).not.toContain(value.slice(0, 4));
   });
 
   it("stores all lines or none: a bad line is 422 with its number", async () => {

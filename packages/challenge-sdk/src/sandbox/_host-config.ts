@@ -16,6 +16,17 @@ export function scratchTmpfs(bytes: number): string {
   return `rw,noexec,nosuid,nodev,size=${bytes}`;
 }
 
+/**
+ * An empty, read-only tmpfs for /dev/shm. Docker otherwise mounts a writable 64 MiB tmpfs there
+ * in every container, outside the read-only root and the capped /tmp: a second scratch space
+ * the sandbox would not account for. A mount of our own replaces Docker's (Docker creates its
+ * shm mount only when nothing else is mounted at /dev/shm); read-only, it takes no write even
+ * from root, so /tmp stays the one writable place.
+ */
+export function sealedShmTmpfs(bytes: number): string {
+  return `ro,noexec,nosuid,nodev,size=${bytes}`;
+}
+
 /** Memory with swap equal to it: the memory limit is the limit and an OOM kill is visible. */
 export function memoryCap(bytes: number): Pick<Docker.HostConfig, "Memory" | "MemorySwap"> {
   return { Memory: bytes, MemorySwap: bytes };

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { NOBODY } from "./container-user.js";
-import { hardenedContainerOptions, type SandboxSpec } from "./hardened-container.js";
+import {
+  hardenedContainerOptions,
+  type SandboxSpec,
+  scratchVolumePaths,
+} from "./hardened-container.js";
 import { resolveTaskLimits } from "./task-limits.js";
 
 const task: SandboxSpec = { image: "platform-test/busybox:1", command: ["echo", "hi"] };
@@ -38,7 +42,10 @@ describe("hardenedContainerOptions", () => {
       Memory: 4096 * 1024 * 1024,
       MemorySwap: 4096 * 1024 * 1024,
       NanoCpus: 2e9,
-      Tmpfs: { "/tmp": `rw,noexec,nosuid,nodev,size=${256 * 1024 * 1024}` },
+      Tmpfs: {
+        "/tmp": `rw,noexec,nosuid,nodev,size=${256 * 1024 * 1024}`,
+        "/dev/shm": "ro,noexec,nosuid,nodev,size=4096",
+      },
       Mounts: [],
       AutoRemove: false,
       RestartPolicy: { Name: "no" },
@@ -56,7 +63,25 @@ describe("hardenedContainerOptions", () => {
     expect(options.HostConfig?.Mounts).toEqual([
       { Type: "volume", Source: "vol-1", Target: "/workspace", ReadOnly: true },
     ]);
-    expect(Object.keys(options.HostConfig?.Tmpfs ?? {}).sort()).toEqual(["/data", "/tmp"]);
+    expect(Object.keys(options.HostConfig?.Tmpfs ?? {}).sort()).toEqual([
+      "/data",
+      "/dev/shm",
+      "/tmp",
+    ]);
+  });
+
+  it("keeps /dev/shm read-only and empty whatever VOLUMEs the image declares", () => {
+    const options = hardenedContainerOptions(task, {
+      ...context,
+      imageVolumes: ["/dev/shm", "/dev/shm/", "/dev/shm/cache", "/data/", "/tmp/"],
+    });
+    expect(options.HostConfig?.Tmpfs).toEqual({
+      "/tmp": `rw,noexec,nosuid,nodev,size=${256 * 1024 * 1024}`,
+      "/dev/shm": "ro,noexec,nosuid,nodev,size=4096",
+      "/data": `rw,noexec,nosuid,nodev,size=${256 * 1024 * 1024}`,
+    });
+    expect(scratchVolumePaths(["/workspace/", "/x"], { workspaceTaken: true })).toEqual(["/x"]);
+    expect(scratchVolumePaths(["/workspace"], { workspaceTaken: false })).toEqual(["/workspace"]);
   });
 
   it("keeps ownership labels over the task's, and env as KEY=value", () => {

@@ -7,6 +7,7 @@ import {
   memoryCap,
   nanoCpus,
   scratchTmpfs,
+  sealedShmTmpfs,
 } from "./_host-config.js";
 import type { ResolvedTaskLimits } from "./task-limits.js";
 
@@ -18,6 +19,34 @@ import type { ResolvedTaskLimits } from "./task-limits.js";
 
 /** Where task files are placed (read-only) and the default working directory. */
 export const WORKSPACE = "/workspace";
+
+/**
+ * Docker's shared-memory mount. A task gets an empty, read-only tmpfs there instead of Docker's
+ * writable 64 MiB one (so /tmp is the only writable place), and an image VOLUME at this path is
+ * never turned into a writable tmpfs. Python's multiprocessing locks and anything else that
+ * needs POSIX shared memory fail in a task container; threads and /tmp files still work.
+ */
+export const SHM_PATH = "/dev/shm";
+
+/** The read-only /dev/shm tmpfs's size: it holds nothing, the size only bounds the mount. */
+export const SHM_TMPFS_BYTES = 4096;
+
+/**
+ * The image's VOLUME paths that become capped tmpfs mounts: all of them but /tmp (the scratch
+ * tmpfs already), /dev/shm and anything below it (kept read-only and empty: a mount point below
+ * it could not even be created) and, when the task's files are mounted there, /workspace.
+ * Trailing slashes are dropped first: "/dev/shm/" is the same mount point.
+ */
+export function scratchVolumePaths(
+  imageVolumes: readonly string[],
+  options: { workspaceTaken: boolean },
+): string[] {
+  const reserved = new Set(["/tmp", ...(options.workspaceTaken ? [WORKSPACE] : [])]);
+  const paths = imageVolumes.map((path) => path.replace(/\/+$/, "") || "/");
+  return [...new Set(paths)].filter(
+    (path) => !reserved.has(path) && path !== SHM_PATH && !path.startsWith(`${SHM_PATH}/`),
+  );
+}
 
 /**
  * What a task container is built from: the fields of core's `BrokerRunRequest` that shape the
@@ -49,8 +78,9 @@ export interface HardenedContainerContext {
 /**
  * The dockerode create options of a task's container: no network, read-only root, every
  * capability dropped, no-new-privileges, init, private IPC, pids/memory (no swap)/CPU caps,
- * /tmp as a noexec tmpfs, files read-only at /workspace, a non-root user, no log driver
- * (output is read through attach), and nvidia DeviceRequests when the task asks for GPUs.
+ * /tmp as a noexec tmpfs, an empty read-only /dev/shm, files read-only at /workspace, a non-root
+ * user, no log driver (output is read through attach), and nvidia DeviceRequests when the task
+ * asks for GPUs.
  * @example docker.createContainer(hardenedContainerOptions(spec, { name, user, limits, labels }))
  */
 export function hardenedContainerOptions(
@@ -59,9 +89,9 @@ export function hardenedContainerOptions(
 ): Docker.ContainerCreateOptions {
   const { limits } = context;
   const tmpfs = scratchTmpfs(limits.tmpfsBytes);
-  const volumes = (context.imageVolumes ?? []).filter(
-    (path) => path !== "/tmp" && !(context.filesVolume && path === WORKSPACE),
-  );
+  const volumes = scratchVolumePaths(context.imageVolumes ?? [], {
+    workspaceTaken: Boolean(context.filesVolume),
+  });
   const hostConfig: Docker.HostConfig = {
     NetworkMode: "none",
     ReadonlyRootfs: true,
@@ -72,7 +102,11 @@ export function hardenedContainerOptions(
     ...memoryCap(limits.memoryBytes),
     NanoCpus: nanoCpus(limits.cpus),
     // An image VOLUME would otherwise be a writable, uncapped directory on the host's disk.
-    Tmpfs: Object.fromEntries([["/tmp", tmpfs], ...volumes.map((path) => [path, tmpfs])]),
+    Tmpfs: Object.fromEntries([
+      ["/tmp", tmpfs],
+      [SHM_PATH, sealedShmTmpfs(SHM_TMPFS_BYTES)],
+      ...volumes.map((path) => [path, tmpfs]),
+    ]),
     Mounts: context.filesVolume
       ? [{ Type: "volume", Source: context.filesVolume, Target: WORKSPACE, ReadOnly: true }]
       : [],

@@ -33,6 +33,9 @@ export {
   type HardenedContainerContext,
   hardenedContainerOptions,
   type SandboxSpec,
+  SHM_PATH,
+  SHM_TMPFS_BYTES,
+  scratchVolumePaths,
   WORKSPACE,
 } from "./hardened-container.js";
 export { type PullOptions, type PullProgress, pullImage, pullProgress } from "./image-pull.js";

@@ -178,12 +178,14 @@ describe.skipIf(!available)("dockerTaskRunner on the real engine", () => {
     expect(result.stderr).toMatch(/Read-only file system/);
   });
 
-  it("has no network, a read-only root, a noexec /tmp, no capabilities and no new privileges", async () => {
+  it("has no network, a read-only root and /dev/shm, a noexec /tmp, no capabilities and no new privileges", async () => {
     const result = await runner.run(
       sh(
         [
           "ls /sys/class/net",
           "touch /root-write 2>/dev/null && echo root-writable || echo root-readonly",
+          "echo ok > /dev/shm/scratch 2>/dev/null && echo shm-writable || echo shm-readonly",
+          "mkdir /dev/shm/d 2>/dev/null && echo shm-mkdir || echo shm-no-mkdir",
           "echo ok > /tmp/scratch && echo tmp-writable",
           "cp /bin/busybox /tmp/bb && (/tmp/bb true 2>/dev/null && echo tmp-exec || echo tmp-noexec)",
           "grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status",
@@ -195,6 +197,8 @@ describe.skipIf(!available)("dockerTaskRunner on the real engine", () => {
     expect(result.stdout.trim().split("\n")).toEqual([
       "lo",
       "root-readonly",
+      "shm-readonly",
+      "shm-no-mkdir",
       "tmp-writable",
       "tmp-noexec",
       "CapPrm:\t0000000000000000",

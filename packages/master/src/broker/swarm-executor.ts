@@ -6,6 +6,9 @@ import {
   isMissing,
   OutputCapture,
   PLATFORM_LABELS,
+  SHM_PATH,
+  SHM_TMPFS_BYTES,
+  scratchVolumePaths,
   WORKSPACE,
 } from "@platform/challenge-sdk/sandbox";
 import type Docker from "dockerode";
@@ -85,14 +88,24 @@ export function swarmServiceSpec(
     CapabilityDrop: ["ALL"],
     // Docker mounts a tmpfs noexec,nosuid,nodev by default; swarm (API 1.41) cannot set more.
     // Image VOLUMEs become capped tmpfs too: never a writable, uncapped directory on a node's disk.
-    Mounts: ["/tmp", ...spec.imageVolumes].map(
-      (target) =>
-        ({
-          Type: "tmpfs",
-          Target: target,
-          TmpfsOptions: { SizeBytes: spec.limits.tmpfsBytes, Mode: 0o1777 },
-        }) as Docker.MountSettings,
-    ),
+    // /dev/shm gets an empty read-only tmpfs in place of Docker's writable 64 MiB one, as on the
+    // engine (hardenedContainerOptions): /tmp stays the one writable place.
+    Mounts: [
+      ...["/tmp", ...scratchVolumePaths(spec.imageVolumes, { workspaceTaken: false })].map(
+        (target) =>
+          ({
+            Type: "tmpfs",
+            Target: target,
+            TmpfsOptions: { SizeBytes: spec.limits.tmpfsBytes, Mode: 0o1777 },
+          }) as Docker.MountSettings,
+      ),
+      {
+        Type: "tmpfs",
+        Target: SHM_PATH,
+        ReadOnly: true,
+        TmpfsOptions: { SizeBytes: SHM_TMPFS_BYTES },
+      } as Docker.MountSettings,
+    ],
     Configs: configs.map((config) => ({
       ConfigID: config.id,
       ConfigName: config.name,

@@ -1,10 +1,12 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:net";
+import { resolveTaskLimits } from "@platform/challenge-sdk/sandbox";
 import type { BrokerRunResponse } from "@platform/core";
 import { testBackends } from "@platform/core/testing";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerOf } from "../../src/broker/broker-routes.js";
+import { swarmServiceSpec } from "../../src/broker/swarm-executor.js";
 import { jsonInit, startTestMaster, type TestMaster } from "../test-master.js";
 import {
   brokerTestConfig,
@@ -25,6 +27,70 @@ const executors = await executorsUnderTest();
 const [backend] = await testBackends();
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
+
+// A node of a swarm gives a service's mounts to its engine as they are: the same mount objects,
+// created here on this engine, show what every node makes of them (this machine need not be a
+// swarm manager for that part of the swarm backend to be checked).
+describe.skipIf(!env)("the swarm service spec's mounts, on an engine", () => {
+  it("make /dev/shm read-only, /tmp and the image's other VOLUMEs writable tmpfs", async () => {
+    const docker = env?.docker as Docker;
+    const service = swarmServiceSpec(
+      {
+        name: "shm-probe",
+        slug: "shm",
+        jobId: "shm",
+        masterId: "test",
+        image: IMAGES.busybox,
+        workdir: "/",
+        env: {},
+        labels: {},
+        user: "65534:65534",
+        limits: resolveTaskLimits(undefined),
+        files: [],
+        imageVolumes: ["/dev/shm", "/tmp/", "/data"],
+        gpus: 0,
+        gpuDevices: [],
+        timeoutSeconds: 30,
+        deadline: 0,
+      },
+      "none",
+      [],
+    );
+    const template = service.TaskTemplate as { ContainerSpec?: Docker.ContainerSpec };
+    const mounts = template.ContainerSpec?.Mounts ?? [];
+    expect(mounts.map((mount) => mount.Target)).toEqual(["/tmp", "/data", "/dev/shm"]);
+    const container = await docker.createContainer({
+      Image: IMAGES.busybox,
+      User: "65534:65534",
+      Cmd: [
+        "sh",
+        "-c",
+        [
+          "echo data > /dev/shm/x 2>/dev/null && echo shm=writable || echo shm=readonly",
+          "echo data > /tmp/x && echo tmp=writable || echo tmp=readonly",
+          "echo data > /data/x && echo data=writable || echo data=readonly",
+        ].join("; "),
+      ],
+      Labels: { "platform.test": "swarm-mounts" },
+      HostConfig: {
+        NetworkMode: "none",
+        ReadonlyRootfs: true,
+        CapDrop: ["ALL"],
+        Mounts: mounts as Docker.MountConfig,
+      },
+    });
+    try {
+      await container.start();
+      await container.wait();
+      const output = (await container.logs({ stdout: true, stderr: true })).toString();
+      expect(output).toContain("shm=readonly");
+      expect(output).toContain("tmp=writable");
+      expect(output).toContain("data=writable");
+    } finally {
+      await container.remove({ force: true });
+    }
+  });
+});
 
 describe.skipIf(!env).each(executors)("broker runs on the %s backend", (executor) => {
   const docker = env?.docker as Docker;
@@ -89,6 +155,8 @@ describe.skipIf(!env).each(executors)("broker runs on the %s backend", (executor
         "echo ifaces=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ,)",
         "echo routes=$(ip route 2>/dev/null | grep -c default)",
         "touch /rootfs-write 2>/dev/null && echo root=writable || echo root=readonly",
+        "echo data > /dev/shm/x 2>/dev/null && echo shm=writable || echo shm=readonly",
+        "mkdir /dev/shm/d 2>/dev/null && echo shm-dir=created || echo shm-dir=refused",
         "echo data > /tmp/x && echo tmp=writable || echo tmp=readonly",
         "printf '#!/bin/sh\\necho ran\\n' > /tmp/s.sh; chmod +x /tmp/s.sh; /tmp/s.sh 2>/dev/null && echo tmp=exec || echo tmp=noexec",
         "echo files=$(cat /workspace/in/hello.txt)",
@@ -133,6 +201,10 @@ describe.skipIf(!env).each(executors)("broker runs on the %s backend", (executor
         expect(probe.stdout).toContain("routes=0"));
     }
     it("has a read-only root filesystem", () => expect(probe.stdout).toContain("root=readonly"));
+    it("has a read-only /dev/shm: /tmp is the one writable place", () => {
+      expect(probe.stdout).toContain("shm=readonly");
+      expect(probe.stdout).toContain("shm-dir=refused");
+    });
     it("has a writable /tmp where nothing executes", () => {
       expect(probe.stdout).toContain("tmp=writable");
       expect(probe.stdout).toContain("tmp=noexec");
@@ -256,6 +328,7 @@ describe.skipIf(!env).each(executors)("broker runs on the %s backend", (executor
         NanoCpus: 1_500_000_000,
       });
       expect(info.HostConfig.Tmpfs?.["/tmp"]).toMatch(/noexec/);
+      expect(info.HostConfig.Tmpfs?.["/dev/shm"]).toMatch(/^ro,/);
       expect(info.Config.User).toBe("65534:65534");
       expect(info.Config.Labels).toMatchObject({
         "platform.managed": "true",
@@ -282,6 +355,9 @@ describe.skipIf(!env).each(executors)("broker runs on the %s backend", (executor
         CapabilityDrop: ["ALL"],
         User: "65534:65534",
       });
+      expect(info.Spec.TaskTemplate.ContainerSpec["Mounts"]).toContainEqual(
+        expect.objectContaining({ Type: "tmpfs", Target: "/dev/shm", ReadOnly: true }),
+      );
       expect(info.Spec.TaskTemplate.RestartPolicy).toMatchObject({ Condition: "none" });
       expect(info.Spec.TaskTemplate.Resources.Limits).toMatchObject({
         NanoCPUs: 1_500_000_000,
