@@ -174,4 +174,71 @@ describe("loadMasterConfig", () => {
     expect(ConfigError).toBe(CoreConfigError);
     expect(configError(() => loadMasterConfig({}, {}))).toBeInstanceOf(CoreConfigError);
   });
+
+  it("reads the chain settings: endpoints in order, the netuid, the metagraph from the chain, the validator's key", () => {
+    const config = loadMasterConfig(
+      {},
+      {
+        ADMIN_TOKEN,
+        PLATFORM_CHAIN_ENDPOINTS: "wss://a.example:443, ws://127.0.0.1:9944",
+        PLATFORM_NETUID: "7",
+        PLATFORM_METAGRAPH: "chain",
+        PLATFORM_VALIDATOR_HOTKEY_FILE: "keys/validator.json",
+      },
+    );
+    expect(config.chain).toEqual({
+      endpoints: ["wss://a.example:443", "ws://127.0.0.1:9944"],
+      netuid: 7,
+      metagraphFromChain: true,
+      metagraphCacheSeconds: 300,
+      validatorHotkeyFile: resolve("keys/validator.json"),
+      allowBurn: false,
+      callTimeoutMs: 10_000,
+      blockTimeMs: 12_000,
+    });
+    // `chain` is not a file: the file/URL metagraph stays unset.
+    expect(config.weights.metagraph).toBeUndefined();
+    expect(loadMasterConfig({}, { ADMIN_TOKEN }).chain).toBeUndefined();
+  });
+
+  it("refuses chain settings that cannot work together, naming each variable", () => {
+    const error = configError(() =>
+      loadMasterConfig(
+        {},
+        { ADMIN_TOKEN, PLATFORM_METAGRAPH: "chain", PLATFORM_VALIDATOR_HOTKEY_FILE: "k" },
+      ),
+    );
+    const messages = error.issues.map((issue) => `${issue.variable}: ${issue.message}`);
+    expect(messages).toContain(
+      "PLATFORM_METAGRAPH: needs PLATFORM_CHAIN_ENDPOINTS (the chain to use)",
+    );
+    expect(messages).toContain(
+      "PLATFORM_VALIDATOR_HOTKEY_FILE: needs PLATFORM_NETUID (the subnet)",
+    );
+    const scheme = configError(() =>
+      loadMasterConfig(
+        {},
+        { ADMIN_TOKEN, PLATFORM_CHAIN_ENDPOINTS: "https://a.example", PLATFORM_NETUID: "1" },
+      ),
+    );
+    expect(scheme.issues).toEqual([
+      {
+        variable: "PLATFORM_CHAIN_ENDPOINTS",
+        message: "every endpoint must be a ws:// or wss:// URL",
+      },
+    ]);
+    const root = configError(() =>
+      loadMasterConfig(
+        {},
+        { ADMIN_TOKEN, PLATFORM_CHAIN_ENDPOINTS: "ws://x:1", PLATFORM_NETUID: "0" },
+      ),
+    );
+    expect(root.issues[0]?.variable).toBe("PLATFORM_NETUID");
+    const noNetuid = configError(() =>
+      loadMasterConfig({}, { ADMIN_TOKEN, PLATFORM_CHAIN_ENDPOINTS: "ws://x:1" }),
+    );
+    expect(noNetuid.issues).toEqual([
+      { variable: "PLATFORM_NETUID", message: "is required with PLATFORM_CHAIN_ENDPOINTS" },
+    ]);
+  });
 });

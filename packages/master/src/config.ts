@@ -6,7 +6,7 @@ import {
   type TaskLimitPolicy,
 } from "@platform/challenge-sdk/sandbox";
 import { ConfigError, type ConfigIssue, loadAdminToken, readEnvironment } from "@platform/core";
-import { Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import { type ImagePolicy, PRODUCTION_IMAGE_POLICY } from "./registry/image-policy.js";
 import type { InternalUrlPolicy } from "./registry/internal-url-policy.js";
 
@@ -59,6 +59,28 @@ export interface MasterConfig {
     keepSnapshots: number;
   };
   broker: BrokerConfig;
+  /** The chain (docs/chain.md): absent when PLATFORM_CHAIN_ENDPOINTS is unset. */
+  chain?: ChainConfig;
+}
+
+/** Where the master reads the metagraph and, as the subnet owner's validator, sets weights. */
+export interface ChainConfig {
+  /** ws:// or wss:// URLs, tried in order (failover to the next on a dead or stalled one). */
+  endpoints: string[];
+  /** The subnet. */
+  netuid: number;
+  /** Read hotkey -> uid from the chain (PLATFORM_METAGRAPH=chain). */
+  metagraphFromChain: boolean;
+  /** How long a metagraph read is reused (seconds). */
+  metagraphCacheSeconds: number;
+  /** A wallet hotkey file or a saved `platform keys` file: run the validator in-process. */
+  validatorHotkeyFile?: string;
+  /** Submit an all-burn vector when nothing valid exists (off: keep the chain's last weights). */
+  allowBurn: boolean;
+  /** Per-call timeout against the chain (ms). */
+  callTimeoutMs: number;
+  /** The chain's block time (ms): a head silent for 3 of them marks the endpoint stalled. */
+  blockTimeMs: number;
 }
 
 /** The container broker and the challenge runtime (docs/broker.md). */
@@ -168,7 +190,25 @@ const MasterEnvironment = Type.Object({
   ),
   PLATFORM_WEIGHTS_CONCURRENCY: int(1, 8, "challenges called at once"),
   PLATFORM_WEIGHTS_KEEP_SNAPSHOTS: int(1, 2016, "snapshots kept in the database"),
-  PLATFORM_METAGRAPH: optionalText("JSON file, file: URL or http(s) URL mapping hotkeys to uids"),
+  PLATFORM_METAGRAPH: optionalText(
+    "`chain` (read from PLATFORM_CHAIN_ENDPOINTS), or a JSON file, file: URL or http(s) URL mapping hotkeys to uids",
+  ),
+  PLATFORM_CHAIN_ENDPOINTS: optionalText(
+    "comma-separated ws:// or wss:// subtensor endpoints, tried in order",
+  ),
+  PLATFORM_NETUID: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 65_535, description: "the subnet (not 0: root)" }),
+  ),
+  PLATFORM_METAGRAPH_CACHE_SECONDS: int(0, 300, "how long a chain metagraph read is reused"),
+  PLATFORM_VALIDATOR_HOTKEY_FILE: optionalText(
+    "a wallet hotkey file or a saved platform key: set weights on chain from the master",
+  ),
+  PLATFORM_VALIDATOR_ALLOW_BURN: Type.Boolean({
+    default: false,
+    description: "submit an all-burn vector when nothing valid exists",
+  }),
+  PLATFORM_CHAIN_TIMEOUT_MS: int(100, 10_000, "per call to the chain"),
+  PLATFORM_CHAIN_BLOCK_MS: int(10, 12_000, "the chain's block time"),
   PLATFORM_BROKER_BACKEND: Type.Union([Type.Literal("engine"), Type.Literal("swarm")], {
     default: "engine",
     description: "where workloads run",
@@ -280,6 +320,7 @@ export function loadMasterConfig(
     else if (admin !== 0 && admin === port)
       issues.push({ variable, message: "must differ from the public port" });
   }
+  if (read.ok) issues.push(...chainIssues(read.value));
   if (!read.ok || issues.length > 0) throw new ConfigError(issues, "master configuration");
   const e = read.value;
 
@@ -339,10 +380,57 @@ export function loadMasterConfig(
     },
   };
   if (e.DATABASE_URL) config.databaseUrl = e.DATABASE_URL;
-  if (e.PLATFORM_METAGRAPH) config.weights.metagraph = e.PLATFORM_METAGRAPH;
+  if (e.PLATFORM_METAGRAPH && e.PLATFORM_METAGRAPH !== "chain")
+    config.weights.metagraph = e.PLATFORM_METAGRAPH;
+  const endpoints = list(e.PLATFORM_CHAIN_ENDPOINTS);
+  if (endpoints?.length && e.PLATFORM_NETUID !== undefined) {
+    config.chain = {
+      endpoints,
+      netuid: e.PLATFORM_NETUID,
+      metagraphFromChain: e.PLATFORM_METAGRAPH === "chain",
+      metagraphCacheSeconds: e.PLATFORM_METAGRAPH_CACHE_SECONDS,
+      allowBurn: e.PLATFORM_VALIDATOR_ALLOW_BURN,
+      callTimeoutMs: e.PLATFORM_CHAIN_TIMEOUT_MS,
+      blockTimeMs: e.PLATFORM_CHAIN_BLOCK_MS,
+    };
+    if (e.PLATFORM_VALIDATOR_HOTKEY_FILE)
+      config.chain.validatorHotkeyFile = resolve(e.PLATFORM_VALIDATOR_HOTKEY_FILE);
+  }
   if (e.PLATFORM_BROKER_GPU_HOST !== undefined) config.broker.gpuHost = e.PLATFORM_BROKER_GPU_HOST;
   if (e.PLATFORM_MASTER_URL) config.broker.masterUrl = e.PLATFORM_MASTER_URL;
   return config;
+}
+
+/** The chain settings that only make sense together; each problem names its variable. */
+function chainIssues(e: Static<typeof MasterEnvironment>): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const endpoints = list(e.PLATFORM_CHAIN_ENDPOINTS) ?? [];
+  for (const endpoint of endpoints) {
+    if (!/^wss?:\/\/[^\s/]+/.test(endpoint)) {
+      issues.push({
+        variable: "PLATFORM_CHAIN_ENDPOINTS",
+        message: "every endpoint must be a ws:// or wss:// URL",
+      });
+      break;
+    }
+  }
+  const needsChain: [string, boolean][] = [
+    ["PLATFORM_METAGRAPH", e.PLATFORM_METAGRAPH === "chain"],
+    ["PLATFORM_VALIDATOR_HOTKEY_FILE", Boolean(e.PLATFORM_VALIDATOR_HOTKEY_FILE)],
+  ];
+  for (const [variable, wanted] of needsChain) {
+    if (!wanted) continue;
+    if (endpoints.length === 0)
+      issues.push({ variable, message: "needs PLATFORM_CHAIN_ENDPOINTS (the chain to use)" });
+    if (e.PLATFORM_NETUID === undefined)
+      issues.push({ variable, message: "needs PLATFORM_NETUID (the subnet)" });
+  }
+  if (endpoints.length > 0 && e.PLATFORM_NETUID === undefined && issues.length === 0)
+    issues.push({
+      variable: "PLATFORM_NETUID",
+      message: "is required with PLATFORM_CHAIN_ENDPOINTS",
+    });
+  return issues;
 }
 
 /** The embedded database's folder inside the data dir. */
