@@ -17,6 +17,8 @@ async function read(
 }
 
 const FINNEY_GENESIS = "0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03";
+const QUICKNET_KEY =
+  "83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a";
 
 describe("platform chain local", () => {
   it("serves a chain @polkadot/api reads, with its own genesis and the dev methods, and stops on SIGTERM", async () => {
@@ -30,9 +32,9 @@ describe("platform chain local", () => {
       "--rate-limit",
       "0",
     ]);
-    const [, url, genesis] = await waitForOutput(
+    const [, url, genesis, drandKey] = await waitForOutput(
       child,
-      /local subtensor: (ws:\/\/127\.0\.0\.1:\d+)\ngenesis: (0x[0-9a-f]{64})/,
+      /local subtensor: (ws:\/\/127\.0\.0\.1:\d+)\ngenesis: (0x[0-9a-f]{64}).*\n.*\ndrand public key: ([0-9a-f]{192})\n/,
       60_000,
     );
     const api = await ApiPromise.create({ provider: new WsProvider(url), noInitWarn: true });
@@ -47,6 +49,14 @@ describe("platform chain local", () => {
         true,
       ]);
       expect(uid).toBe(0);
+      // The printed drand key is the one the chain answers with, and not quicknet's.
+      const info = (await provider._rpcCore.provider.send("dev_drandInfo", [])) as {
+        public_key: string;
+        period: number;
+      };
+      expect(info.public_key).toBe(drandKey);
+      expect(info.period).toBe(3);
+      expect(drandKey).not.toBe(QUICKNET_KEY);
       // Finalized two blocks behind: wait until the registration is final, then read it there.
       let at = await api.at(await api.rpc.chain.getFinalizedHead());
       for (let i = 0; ; i++) {

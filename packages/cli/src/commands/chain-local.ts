@@ -6,7 +6,7 @@ export default defineCommand({
   meta: {
     name: "local",
     description:
-      "Run a local subtensor: finney's runtime metadata over JSON-RPC on a websocket, blocks every --block-ms, set_weights checked with the chain's own rules and errors. Its dev_ methods (on the same websocket) register neurons, set hyperparameters and inject faults: see docs/chain.md.",
+      "Run a local subtensor: finney's runtime metadata over JSON-RPC on a websocket, blocks every --block-ms, set_weights and commit_timelocked_weights checked with the chain's own rules and errors. It is its own drand beacon (its public key is printed at start): commits are revealed at their reveal epoch with its pulses. Its dev_ methods (on the same websocket) register neurons, set hyperparameters, skip drand rounds and inject faults: see docs/chain.md.",
   },
   args: {
     port: {
@@ -30,7 +30,7 @@ export default defineCommand({
     "commit-reveal": {
       type: "boolean",
       description:
-        "Subnets start with CommitRevealWeightsEnabled on, as on finney (default off: set_weights is accepted)",
+        "Subnets start with CommitRevealWeightsEnabled on, as on finney: weights go in as timelocked commits to this chain's drand key, revealed an epoch later (default off here: set_weights is accepted)",
       default: false,
     },
     "rate-limit": {
@@ -59,6 +59,8 @@ export default defineCommand({
         `local subtensor: ${chain.url}\n` +
           `genesis: ${chain.genesisHash} (not finney's: validators know they are on a local chain)\n` +
           `blocks every ${blockMs} ms, finalized 2 behind; commit-reveal ${args["commit-reveal"] ? "on" : "off"}, weights rate limit ${rateLimit} blocks\n` +
+          `drand public key: ${chain.drandInfo().public_key}\n` +
+          `  (this chain's own beacon: a round every 3 s of chain time, which advances 12 s a block; dev_drandInfo answers {public_key, genesis_time, period})\n` +
           `register a neuron: {"jsonrpc":"2.0","id":1,"method":"dev_registerNeuron","params":[1,"<hotkey ss58>",true]}\n`,
       );
       const signal = await untilSignal();

@@ -3,7 +3,29 @@ import { compact, readCompact, toHex, u16le, u64le } from "./_bytes.js";
 import type { Runtime } from "./_runtime.js";
 import type { WeightsStateView } from "./_set-weights.js";
 import { storageKey, storagePrefix } from "./_storage-key.js";
-import type { VersionedStore } from "./_versioned-store.js";
+import type { DeferredValue, VersionedStore } from "./_versioned-store.js";
+
+/** One entry of `TimelockedWeightCommits(netuid_index, epoch)`. */
+export interface TimelockedCommit {
+  who: Uint8Array;
+  commitBlock: bigint;
+  /** The TLE ciphertext as committed. */
+  commit: Uint8Array;
+  revealRound: bigint;
+}
+
+/** `Drand.BeaconConfig` (the pallet's `BeaconConfiguration`). */
+export interface BeaconConfig {
+  publicKey: Uint8Array;
+  period: number;
+  genesisTime: number;
+  hash: Uint8Array;
+  groupHash: Uint8Array;
+  schemeId: string;
+  beaconId: string;
+}
+
+type TupleCodec = Codec & { [index: number]: Codec & { toU8a(bare?: boolean): Uint8Array } };
 
 /** The subnet settings `dev_setHyperparameter` may change, with their SCALE value kinds. */
 export const HYPERPARAMETERS = {
@@ -58,6 +80,10 @@ export function hyperparameterValue(name: string, value: HyperparameterValue): b
 export class ChainState implements WeightsStateView {
   readonly runtime: Runtime;
   readonly store: VersionedStore;
+  // Iterating a map's keys goes through the store's sorted key list; the block step walks
+  // these two every block, so the chain keeps their keys itself (every write passes here).
+  readonly #subnets = new Set<number>();
+  readonly #commitEpochs = new Map<number, Set<number>>();
 
   constructor(runtime: Runtime, store: VersionedStore) {
     this.runtime = runtime;
@@ -164,6 +190,137 @@ export class ChainState implements WeightsStateView {
     return this.#number("Tempo", netuid);
   }
 
+  /** `RevealPeriodEpochs(netuid)`. */
+  revealPeriod(netuid: number): number {
+    return this.#number("RevealPeriodEpochs", netuid);
+  }
+
+  /** `CommitRevealWeightsVersion` (chain-wide). */
+  commitRevealVersion(): number {
+    const entry = this.runtime.storage(SUBTENSOR, "CommitRevealWeightsVersion");
+    const raw = this.store.get(this.key(SUBTENSOR, "CommitRevealWeightsVersion")) ?? entry.fallback;
+    return Number(this.runtime.decodePrimitive(entry.valueType, raw));
+  }
+
+  /** Every netuid in `NetworksAdded`, ascending (`get_all_subnet_netuids`). */
+  subnets(): number[] {
+    return [...this.#subnets].sort((a, b) => a - b);
+  }
+
+  // ---- SubtensorModule.TimelockedWeightCommits ----
+
+  /** `TimelockedWeightCommits(netuidIndex, epoch)`, oldest first (empty when absent). */
+  timelockedCommits(netuidIndex: number, epoch: number): TimelockedCommit[] {
+    const raw = this.store.get(this.#commitsKey(netuidIndex, epoch));
+    if (raw === null) return [];
+    const entry = this.runtime.storage(SUBTENSOR, "TimelockedWeightCommits");
+    const list = this.runtime.decode<Codec & TupleCodec[]>(entry.valueType, raw);
+    return [...list].map((t) => ({
+      who: t[0]!.toU8a(),
+      commitBlock: BigInt(t[1]!.toString()),
+      commit: t[2]!.toU8a(true),
+      revealRound: BigInt(t[3]!.toString()),
+    }));
+  }
+
+  /** Replaces the commits at `(netuidIndex, epoch)`; an empty list removes the entry. */
+  setTimelockedCommits(netuidIndex: number, epoch: number, commits: TimelockedCommit[]): void {
+    const key = this.#commitsKey(netuidIndex, epoch);
+    let epochs = this.#commitEpochs.get(netuidIndex);
+    if (commits.length === 0) {
+      this.store.set(key, null);
+      epochs?.delete(epoch);
+      return;
+    }
+    const entry = this.runtime.storage(SUBTENSOR, "TimelockedWeightCommits");
+    // Bytes from a Uint8Array would be read as already length-prefixed; hex is taken as raw.
+    const value = commits.map((c) => [c.who, c.commitBlock, toHex(c.commit), c.revealRound]);
+    this.store.set(key, this.runtime.encode(entry.valueType, value));
+    if (!epochs) {
+      epochs = new Set();
+      this.#commitEpochs.set(netuidIndex, epochs);
+    }
+    epochs.add(epoch);
+  }
+
+  /** The epochs holding commits under `netuidIndex` (`iter_prefix(netuid_index)`), ascending. */
+  timelockedCommitEpochs(netuidIndex: number): number[] {
+    return [...(this.#commitEpochs.get(netuidIndex) ?? [])].sort((a, b) => a - b);
+  }
+
+  #commitsKey(netuidIndex: number, epoch: number): string {
+    return this.key(SUBTENSOR, "TimelockedWeightCommits", [u16le(netuidIndex), u64le(epoch)]);
+  }
+
+  // ---- Drand ----
+
+  /** `Drand.LastStoredRound`. */
+  lastStoredRound(): bigint {
+    return this.#drandRound("LastStoredRound");
+  }
+  /** `Drand.OldestStoredRound`. */
+  oldestStoredRound(): bigint {
+    return this.#drandRound("OldestStoredRound");
+  }
+  /** Sets `Drand.LastStoredRound`. */
+  setLastStoredRound(round: bigint): void {
+    this.write("Drand", "LastStoredRound", [], round);
+  }
+  /** Sets `Drand.OldestStoredRound`. */
+  setOldestStoredRound(round: bigint): void {
+    this.write("Drand", "OldestStoredRound", [], round);
+  }
+
+  /** Whether `Drand.Pulses(round)` exists (without computing its signature). */
+  hasPulse(round: bigint): boolean {
+    return this.store.has(this.key("Drand", "Pulses", [u64le(round)]));
+  }
+
+  /** The signature bytes of `Drand.Pulses(round)`, if the pulse is stored. */
+  pulseSignature(round: bigint): Uint8Array | undefined {
+    const raw = this.store.get(this.key("Drand", "Pulses", [u64le(round)]));
+    if (raw === null) return undefined;
+    const entry = this.runtime.storage("Drand", "Pulses");
+    const pulse = this.runtime.decode<Codec & { signature: Codec }>(entry.valueType, raw);
+    return pulse.signature.toU8a(true);
+  }
+
+  /** Stores `Drand.Pulses(round)`; `null` removes it. */
+  setPulse(round: bigint, value: DeferredValue | null): void {
+    this.store.set(this.key("Drand", "Pulses", [u64le(round)]), value);
+  }
+
+  /** `Drand.Pulses` value bytes: `{round, randomness, signature}`. */
+  encodePulse(round: bigint, randomness: Uint8Array, signature: Uint8Array): Uint8Array {
+    const entry = this.runtime.storage("Drand", "Pulses");
+    return this.runtime.encode(entry.valueType, {
+      round,
+      randomness: toHex(randomness),
+      signature: toHex(signature),
+    });
+  }
+
+  /** Writes `Drand.BeaconConfig`. */
+  setBeaconConfig(config: BeaconConfig): void {
+    const text = new TextEncoder();
+    // Bytes fields as hex: a Uint8Array would be read as already length-prefixed.
+    this.write("Drand", "BeaconConfig", [], {
+      publicKey: toHex(config.publicKey),
+      period: config.period,
+      genesisTime: config.genesisTime,
+      hash: toHex(config.hash),
+      groupHash: toHex(config.groupHash),
+      schemeId: toHex(text.encode(config.schemeId)),
+      metadata: { beaconId: toHex(text.encode(config.beaconId)) },
+    });
+  }
+
+  #drandRound(item: string): bigint {
+    const entry = this.runtime.storage("Drand", item);
+    const raw = this.store.get(this.key("Drand", item)) ?? entry.fallback;
+    return BigInt(this.runtime.decodePrimitive(entry.valueType, raw) as bigint);
+  }
+
   // ---- writes ----
 
   /**
@@ -179,6 +336,7 @@ export class ChainState implements WeightsStateView {
     const n = u16le(netuid);
     this.write(SUBTENSOR, "SubnetworkN", [n], 0);
     this.write(SUBTENSOR, "NetworksAdded", [n], true);
+    this.#subnets.add(netuid);
     this.write(SUBTENSOR, "Tempo", [n], tempo);
     this.write(SUBTENSOR, "MaxAllowedUids", [n], 256);
     this.write(SUBTENSOR, "MinAllowedWeights", [n], 1);
@@ -238,8 +396,11 @@ export class ChainState implements WeightsStateView {
     if (this.runtime.hasStorage(SUBTENSOR, "Weights")) {
       this.write(SUBTENSOR, "Weights", [u16le(netuidIndex), u16le(uid)], weights);
     }
-    if (!updateLastUpdate) return;
-    // set_last_update_for_uid: only an existing position moves.
+    if (updateLastUpdate) this.setLastUpdate(netuidIndex, uid, block);
+  }
+
+  /** `set_last_update_for_uid`: only an existing position moves. */
+  setLastUpdate(netuidIndex: number, uid: number, block: number): void {
     this.#setAt("LastUpdate", netuidIndex, uid, u64le(block), false);
   }
 

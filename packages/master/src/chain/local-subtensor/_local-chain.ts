@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createLogger, type Logger } from "@platform/core";
 import type { Codec } from "@polkadot/types/types";
 import { blake2_256, bytesEqual, compact, fromHex, hexNumber, toHex, u32le } from "./_bytes.js";
 import {
@@ -7,6 +8,7 @@ import {
   type HyperparameterValue,
   hyperparameterValue,
 } from "./_chain-state.js";
+import { ingestPulses, writeBeaconConfig } from "./_drand-pallet.js";
 import {
   bareExtrinsic,
   type DecodedExtrinsic,
@@ -17,6 +19,7 @@ import {
   signingPayload,
   verifyExtrinsicSignature,
 } from "./_extrinsic.js";
+import { LocalBeacon } from "./_local-beacon.js";
 import {
   alreadyImported,
   badFormat,
@@ -28,6 +31,13 @@ import {
 } from "./_pool-error.js";
 import { concatBytes, type ModuleErrorIndex, type Runtime } from "./_runtime.js";
 import { SET_WEIGHTS_REF_TIME, setWeights } from "./_set-weights.js";
+import {
+  COMMIT_TIMELOCKED_REF_TIME,
+  commitTimelockedWeights,
+  MAX_COMMIT_BYTES,
+  type RevealEvent,
+  revealTimelockedCommits,
+} from "./_timelocked-commits.js";
 import { VersionedStore } from "./_versioned-store.js";
 
 /** A transaction's progress, as `author_extrinsicUpdate` reports it. */
@@ -85,9 +95,37 @@ export interface LocalChainOptions {
   genesisSeed?: Uint8Array | undefined;
   /** Transactions the pool holds at most. */
   poolLimit: number;
-  /** `AuraApi_slot_duration` and the block timestamps' step, in ms. */
+  /** `AuraApi_slot_duration`, in ms (how often the server produces a block). */
   blockMs: number;
+  /**
+   * Simulated ms per block: `Timestamp.Now` of block n is the genesis timestamp plus n times
+   * this, and the drand beacon's rounds follow that clock. Default 12,000 (finney's block time).
+   */
+  simulatedBlockMs?: number | undefined;
+  /** `Timestamp.Now` of the genesis block, Unix ms; default the wall clock at construction. */
+  genesisTimestamp?: number | undefined;
+  /** The chain's drand beacon; default one keyed from `genesisSeed` (random without one). */
+  beacon?: LocalBeacon | undefined;
+  /** Where dropped and expired commits are logged (finney only logs them); default silent. */
+  log?: Logger | undefined;
 }
+
+/** The calls the pool accepts: both free (`Pays::No`) and signed by the hotkey. */
+const CALL_REF_TIME: Record<string, bigint> = {
+  set_weights: SET_WEIGHTS_REF_TIME,
+  commit_timelocked_weights: COMMIT_TIMELOCKED_REF_TIME,
+};
+
+/** The declared ref time of a call the local chain runs; undefined for any other call. */
+export function callRefTime(pallet: string, method: string): bigint | undefined {
+  return pallet === "SubtensorModule" && Object.hasOwn(CALL_REF_TIME, method)
+    ? CALL_REF_TIME[method]
+    : undefined;
+}
+
+// SubtensorTransactionExtension's refusal of a commit to a round already stored:
+// CustomTransactionError::InvalidRevealRound.
+const INVALID_REVEAL_ROUND = 15;
 
 /** A read at a block the chain does not know, or no longer keeps state for. */
 export class UnknownBlockError extends Error {
@@ -106,16 +144,24 @@ interface DevOp {
 
 /**
  * The local subtensor's chain: state, transaction pool and block production (one block per
- * `produceBlock` call; the server's timer calls it). Only `SubtensorModule.set_weights` runs;
- * every other call is refused at the pool, as finney refuses a fee-paying call from an account
- * with no balance.
+ * `produceBlock` call; the server's timer calls it). Only `SubtensorModule.set_weights` and
+ * `commit_timelocked_weights` run; every other call is refused at the pool, as finney refuses a
+ * fee-paying call from an account with no balance. Each block reveals the timelocked commits
+ * due (SubtensorModule's on_initialize) and stores the drand pulses its own beacon published
+ * by the block's simulated time.
  */
 export class LocalChain {
   readonly runtime: Runtime;
   readonly store: VersionedStore;
   readonly state: ChainState;
   readonly genesisHash: string;
+  /** The chain's drand beacon (its pulses land in `Drand.Pulses`). */
+  readonly beacon: LocalBeacon;
+  /** `Timestamp.Now` of the genesis block; block n's is this plus n · `simulatedBlockMs`. */
+  readonly genesisTimestamp: number;
+  readonly simulatedBlockMs: number;
   readonly #options: LocalChainOptions;
+  readonly #log: Logger;
   // Indexed by number; headers older than both the state history and System.BlockHash are
   // forgotten (left undefined) so a long run at 250 ms blocks stays small.
   readonly #blocks: (BlockRecord | undefined)[] = [];
@@ -127,7 +173,6 @@ export class LocalChain {
   readonly #blockHashCount: number;
   #finalized = 0;
   #rejectNext: string | undefined;
-  #lastTimestamp = 0;
 
   constructor(options: LocalChainOptions) {
     this.#options = options;
@@ -152,8 +197,37 @@ export class LocalChain {
     this.state.write("System", "Number", [], 0);
     this.state.write("System", "BlockHash", [0], fromHex(genesis.hash));
     this.state.write("System", "Events", [], []);
-    this.#lastTimestamp = Date.now();
-    this.state.write("Timestamp", "Now", [], this.#lastTimestamp);
+    this.simulatedBlockMs = options.simulatedBlockMs ?? 12_000;
+    this.genesisTimestamp = options.genesisTimestamp ?? Date.now();
+    this.state.write("Timestamp", "Now", [], this.genesisTimestamp);
+    this.#log = options.log ?? createLogger({ name: "local-subtensor", write: () => {} });
+    // Keyed from the genesis seed: a deterministic chain has a deterministic beacon.
+    this.beacon = options.beacon ?? new LocalBeacon({ seed });
+    writeBeaconConfig(this.state, this.beacon);
+    ingestPulses(this.state, this.beacon, this.genesisTimestamp);
+  }
+
+  /** `Timestamp.Now` of block `n` (simulated: blocks × `simulatedBlockMs` after genesis). */
+  timestampOf(n: number): number {
+    return this.genesisTimestamp + n * this.simulatedBlockMs;
+  }
+
+  /**
+   * `dev_skipDrandRound`: the beacon never publishes `round` (default: the next round not yet
+   * stored nor skipped), so commits locked to it never reveal. Returns the round.
+   */
+  skipDrandRound(round?: bigint): bigint {
+    const stored = this.state.lastStoredRound();
+    let target = round;
+    if (target === undefined) {
+      target = stored + 1n;
+      while (this.beacon.isSkipped(target)) target += 1n;
+    } else if (target <= stored) {
+      throw new Error(`round ${target} is already stored (LastStoredRound ${stored})`);
+    }
+    this.beacon.skip(target);
+    this.#log.warn("dev: drand round skipped", { round: target.toString() });
+    return target;
   }
 
   /** The best (newest) block. */
@@ -309,6 +383,12 @@ export class LocalChain {
       if (error instanceof ExtrinsicFormatError) throw badFormat(error.message);
       throw error;
     }
+    // `commit` is a BoundedVec<u8, 5000>: a longer one does not decode as this runtime's call.
+    if (ex.pallet === "SubtensorModule" && ex.method === "commit_timelocked_weights") {
+      if (commitArgs(ex).commit.length > MAX_COMMIT_BYTES) {
+        throw badFormat(`commit is longer than ${MAX_COMMIT_BYTES} bytes`);
+      }
+    }
     if (!ex.signed) throw unknownTransaction("NoUnsignedValidator");
     if (ex.signer?.kind !== "Id") throw unknownTransaction("CannotLookup");
     const who = ex.signer.accountId;
@@ -329,13 +409,21 @@ export class LocalChain {
     if (!verifyExtrinsicSignature(ex, payload)) throw invalidTransaction("BadProof");
     if (who.every((b) => b === 0)) throw invalidTransaction("BadSigner");
     // CheckNonce: a fee-paying call from an account with no providers cannot pay. Here only
-    // set_weights is free (Pays::No) and no account holds a balance.
-    const freeCall = ex.pallet === "SubtensorModule" && ex.method === "set_weights";
+    // set_weights and commit_timelocked_weights are free (Pays::No) and no account holds a balance.
+    const freeCall = callRefTime(ex.pallet, ex.method) !== undefined;
     if (!freeCall) throw invalidTransaction("Payment");
     if (ex.nonce < this.state.nonce(who)) throw invalidTransaction("Stale");
     // ChargeTransactionPayment: a tip needs a balance.
     if (ex.tip > 0n) throw invalidTransaction("Payment");
+    if (this.#revealRoundPassed(ex)) throw invalidTransaction({ custom: INVALID_REVEAL_ROUND });
     return { ex, who, nonce: ex.nonce, death: eraDeath(ex.era, current), readyAnnounced: false };
+  }
+
+  // SubtensorTransactionExtension: a commit to a round below `Drand.LastStoredRound` is invalid
+  // (checked at the pool and again when a block includes it).
+  #revealRoundPassed(ex: DecodedExtrinsic): boolean {
+    if (ex.pallet !== "SubtensorModule" || ex.method !== "commit_timelocked_weights") return false;
+    return commitArgs(ex).revealRound < this.state.lastStoredRound();
   }
 
   /** Builds, imports and announces the next block; finalizes `finalityLag` behind it. */
@@ -350,20 +438,6 @@ export class LocalChain {
     const stale = n - this.#blockHashCount - 1;
     if (stale > 0) state.write("System", "BlockHash", [stale], null);
 
-    this.#lastTimestamp = Math.max(Date.now(), this.#lastTimestamp + 1);
-    state.write("Timestamp", "Now", [], this.#lastTimestamp);
-    const [tsPallet, tsCall] = this.runtime.callIndex("Timestamp", "set");
-    const extrinsics: Uint8Array[] = [
-      bareExtrinsic(
-        concatBytes([new Uint8Array([tsPallet, tsCall]), compact(this.#lastTimestamp)]),
-      ),
-    ];
-    const events: Uint8Array[] = [
-      this.#event(0, "System", "ExtrinsicSuccess", [
-        dispatchInfo(TIMESTAMP_WEIGHT, "Mandatory", "Yes"),
-      ]),
-    ];
-
     const ops = this.#dev.splice(0);
     const results = ops.map((op) => {
       try {
@@ -372,6 +446,33 @@ export class LocalChain {
         return { ok: false as const, error };
       }
     });
+
+    // on_initialize: SubtensorModule's block step reveals the commits due, with the pulses
+    // stored up to the parent block (a pulse stored in this block serves from the next one).
+    const events: Uint8Array[] = revealTimelockedCommits(
+      state,
+      n,
+      (round) => state.pulseSignature(round),
+      this.#log,
+    ).map((e) => this.#revealEvent(e));
+    // Finney stores pulses with an unsigned Drand.write_pulse early in the block body; here they
+    // are stored in the initialization phase, after the reveals, which keeps that timing.
+    const timestamp = this.timestampOf(n);
+    const rounds = ingestPulses(state, this.beacon, timestamp);
+    if (rounds.length > 0) {
+      events.push(this.#event(INITIALIZATION, "Drand", "NewPulse", [rounds.map(String)]));
+    }
+
+    state.write("Timestamp", "Now", [], timestamp);
+    const [tsPallet, tsCall] = this.runtime.callIndex("Timestamp", "set");
+    const extrinsics: Uint8Array[] = [
+      bareExtrinsic(concatBytes([new Uint8Array([tsPallet, tsCall]), compact(timestamp)])),
+    ];
+    events.push(
+      this.#event(0, "System", "ExtrinsicSuccess", [
+        dispatchInfo(TIMESTAMP_WEIGHT, "Mandatory", "Yes"),
+      ]),
+    );
 
     const included: PoolTx[] = [];
     const dropped: PoolTx[] = [];
@@ -385,6 +486,12 @@ export class LocalChain {
           continue;
         }
         if (tx.nonce > expected) continue;
+        // Validity is checked again when the block includes it, against this block's pulses.
+        if (this.#revealRoundPassed(tx.ex)) {
+          this.#remove(tx);
+          dropped.push(tx);
+          continue;
+        }
         this.#remove(tx);
         events.push(...this.#apply(tx, extrinsics.length, n));
         extrinsics.push(tx.ex.bytes);
@@ -463,7 +570,11 @@ export class LocalChain {
   #apply(tx: PoolTx, index: number, n: number): Uint8Array[] {
     const state = this.state;
     state.setNonce(tx.who, tx.nonce + 1);
-    const info = dispatchInfo(SET_WEIGHTS_REF_TIME, "Normal", "No");
+    const info = dispatchInfo(
+      callRefTime(tx.ex.pallet, tx.ex.method) ?? SET_WEIGHTS_REF_TIME,
+      "Normal",
+      "No",
+    );
     const feePaid = this.#event(index, "TransactionPayment", "TransactionFeePaid", [
       tx.who,
       0,
@@ -476,7 +587,35 @@ export class LocalChain {
         info,
       ]),
     ];
+    const moduleError = (name: string) => {
+      const error = this.runtime.moduleError(name);
+      if (!error) throw new Error(`no ${name} in the metadata`);
+      return error;
+    };
     if (tx.forced) return failed(tx.forced);
+    if (tx.ex.method === "commit_timelocked_weights") {
+      const { netuid, commit, revealRound, version } = commitArgs(tx.ex);
+      const outcome = commitTimelockedWeights(
+        state,
+        tx.who,
+        n,
+        netuid,
+        commit,
+        revealRound,
+        version,
+      );
+      if (!outcome.ok) return failed(moduleError(outcome.error));
+      return [
+        this.#event(index, "SubtensorModule", "TimelockedWeightsCommitted", [
+          tx.who,
+          outcome.netuidIndex,
+          outcome.hash,
+          revealRound.toString(),
+        ]),
+        feePaid,
+        this.#event(index, "System", "ExtrinsicSuccess", [info]),
+      ];
+    }
     const args = tx.ex.call.args as unknown as Codec[];
     const [netuid, dests, weights, versionKey] = args.map((a) => a.toPrimitive()) as [
       number,
@@ -485,11 +624,7 @@ export class LocalChain {
       number | string,
     ];
     const outcome = setWeights(state, tx.who, n, netuid, dests, weights, BigInt(versionKey));
-    if (!outcome.ok) {
-      const error = this.runtime.moduleError(outcome.error);
-      if (!error) throw new Error(`no ${outcome.error} in the metadata`);
-      return failed(error);
-    }
+    if (!outcome.ok) return failed(moduleError(outcome.error));
     state.storeWeights(
       outcome.netuidIndex,
       outcome.uid,
@@ -504,15 +639,46 @@ export class LocalChain {
     ];
   }
 
-  // One EventRecord: Phase::ApplyExtrinsic(index), the event, no topics.
-  #event(index: number, pallet: string, name: string, fields: unknown[]): Uint8Array {
+  #revealEvent(e: RevealEvent): Uint8Array {
+    return e.name === "WeightsSet"
+      ? this.#event(INITIALIZATION, "SubtensorModule", "WeightsSet", [e.netuidIndex, e.uid])
+      : this.#event(INITIALIZATION, "SubtensorModule", "TimelockedWeightsRevealed", [
+          e.netuidIndex,
+          e.who,
+        ]);
+  }
+
+  // One EventRecord: Phase::ApplyExtrinsic(index) (or Phase::Initialization), the event, no
+  // topics.
+  #event(index: number | typeof INITIALIZATION, pallet: string, name: string, fields: unknown[]) {
+    const phase =
+      index === INITIALIZATION
+        ? new Uint8Array([2])
+        : concatBytes([new Uint8Array([0]), u32le(index)]);
     return concatBytes([
-      new Uint8Array([0]),
-      u32le(index),
+      phase,
       this.runtime.encodeEvent(pallet, name, fields),
       new Uint8Array([0]),
     ]);
   }
+}
+
+const INITIALIZATION = "initialization";
+
+/** The arguments of a `commit_timelocked_weights` call. */
+function commitArgs(ex: DecodedExtrinsic) {
+  const [netuid, commit, revealRound, version] = ex.call.args as unknown as [
+    Codec,
+    Codec & { toU8a(bare?: boolean): Uint8Array },
+    Codec,
+    Codec,
+  ];
+  return {
+    netuid: Number(netuid.toString()),
+    commit: commit.toU8a(true),
+    revealRound: BigInt(revealRound.toString()),
+    version: Number(version.toString()),
+  };
 }
 
 function dispatchInfo(refTime: bigint, dispatchClass: string, pays: string) {

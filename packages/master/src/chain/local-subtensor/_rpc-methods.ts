@@ -2,8 +2,10 @@ import { decodeAddress } from "@polkadot/util-crypto";
 import { compact, fromHex, readCompact, toHex, u32le, u64le } from "./_bytes.js";
 import type { HyperparameterValue } from "./_chain-state.js";
 import { decodeExtrinsic } from "./_extrinsic.js";
+import type { DrandInfo } from "./_local-beacon.js";
 import {
   type BlockRecord,
+  callRefTime,
   headerJson,
   type LocalChain,
   type TxStatus,
@@ -12,7 +14,6 @@ import {
 import { PoolError } from "./_pool-error.js";
 import { invalidParams, RpcError, type RpcHandler, subscription } from "./_rpc-server.js";
 import { concatBytes } from "./_runtime.js";
-import { SET_WEIGHTS_REF_TIME } from "./_set-weights.js";
 
 /** A `dev_fault` request. */
 export interface LocalSubtensorFault {
@@ -33,7 +34,14 @@ export interface LocalSubtensorStatus {
   finalized: { number: number; hash: string };
   /** Transactions waiting in the pool. */
   pending: number;
+  /** `Timestamp.Now` of the best block (simulated time, Unix ms). */
+  timestamp: number;
+  /** `Drand.LastStoredRound` at the best block. */
+  lastStoredRound: number;
 }
+
+/** `dev_drandInfo`: the local beacon, as drand's `/info` describes a beacon. */
+export type LocalSubtensorDrandInfo = DrandInfo;
 
 /** `dev_status`: genesis, best and finalized blocks, pool size. */
 export function chainStatus(chain: LocalChain): LocalSubtensorStatus {
@@ -44,7 +52,21 @@ export function chainStatus(chain: LocalChain): LocalSubtensorStatus {
     head: { number: head.number, hash: head.hash },
     finalized: { number: finalized.number, hash: finalized.hash },
     pending: chain.pending().length,
+    timestamp: chain.timestampOf(head.number),
+    lastStoredRound: Number(chain.state.lastStoredRound()),
   };
+}
+
+/** `dev_skipDrandRound`'s parameter: a round number (u64, as a number or decimal string). */
+export function roundParam(value: unknown): bigint | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return BigInt(value);
+  if (typeof value === "bigint" && value > 0n && value < 1n << 64n) return value;
+  if (typeof value === "string" && /^\d{1,20}$/.test(value)) {
+    const round = BigInt(value);
+    if (round > 0n && round < 1n << 64n) return round;
+  }
+  throw new Error("round must be a positive u64");
 }
 
 /** The server-level controls the dev methods need. */
@@ -149,9 +171,8 @@ export function rpcMethods(chain: LocalChain, controls: NodeControls): Record<st
       case "TransactionPaymentApi_query_info": {
         const { value: len, length } = readCompact(data, 0);
         const ex = decodeExtrinsic(runtime, data.subarray(0, length + Number(len)));
-        const free = ex.pallet === "SubtensorModule" && ex.method === "set_weights";
-        // Only set_weights is ever accepted here, and it is free; other calls get no estimate.
-        const refTime = free ? SET_WEIGHTS_REF_TIME : 0n;
+        // Only the free weights calls are ever accepted here; other calls get no estimate.
+        const refTime = callRefTime(ex.pallet, ex.method) ?? 0n;
         // RuntimeDispatchInfo { weight: Weight(compact ref_time, compact proof_size), class, fee: u64 }
         return concatBytes([compact(refTime), compact(0), new Uint8Array([0]), u64le(0)]);
       }
@@ -353,9 +374,8 @@ export function rpcMethods(chain: LocalChain, controls: NodeControls): Record<st
         if (error instanceof RpcError) throw error;
         throw clientError(`Execution failed: ${(error as Error).message}`);
       }
-      const free = ex.pallet === "SubtensorModule" && ex.method === "set_weights";
       return {
-        weight: { ref_time: free ? Number(SET_WEIGHTS_REF_TIME) : 0, proof_size: 0 },
+        weight: { ref_time: Number(callRefTime(ex.pallet, ex.method) ?? 0n), proof_size: 0 },
         class: "normal",
         partialFee: "0",
       };
@@ -390,6 +410,14 @@ export function rpcMethods(chain: LocalChain, controls: NodeControls): Record<st
       return true;
     },
     dev_status: () => chainStatus(chain),
+    dev_drandInfo: () => chain.beacon.info(),
+    dev_skipDrandRound: ([round]) => {
+      try {
+        return Number(chain.skipDrandRound(roundParam(round)));
+      } catch (error) {
+        throw invalidParams((error as Error).message);
+      }
+    },
   };
   // The other names substrate serves the same methods under (polkadot-js subscribes to new
   // heads as `chain_subscribeNewHead`).

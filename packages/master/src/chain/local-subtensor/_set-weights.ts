@@ -52,6 +52,30 @@ const isSelfWeight = (uid: number, uids: readonly number[], values: readonly num
 
 const hasDuplicates = (uids: readonly number[]) => new Set(uids).size !== uids.length;
 
+/** `mecid · 4096 + netuid`: the key weights, LastUpdate and commits of a mechanism live under. */
+export function netuidStorageIndex(netuid: number, mecid: number): number {
+  return mecid * GLOBAL_MAX_SUBNET_COUNT + netuid;
+}
+
+/**
+ * `check_rate_limit`, per mechanism: a neuron that never set weights (LastUpdate 0) passes;
+ * otherwise `WeightsSetRateLimit` blocks must have passed since its LastUpdate (which the
+ * registration block, a set_weights and a timelocked commit all move).
+ */
+export function checkRateLimit(
+  view: WeightsStateView,
+  netuid: number,
+  netuidIndex: number,
+  uid: number,
+  currentBlock: number,
+): boolean {
+  if (!view.uidExists(netuid, uid)) return false;
+  const last = view.lastUpdate(netuidIndex, uid);
+  if (last === 0n) return true;
+  const since = BigInt(currentBlock) - last;
+  return (since < 0n ? 0n : since) >= view.weightsSetRateLimit(netuid);
+}
+
 /**
  * `SubtensorModule::set_weights` (call index 0) as spec 393 runs it: the dispatchable's
  * commit-reveal guard, then `internal_set_weights`' checks in their order
@@ -67,13 +91,30 @@ export function setWeights(
   values: readonly number[],
   versionKey: bigint,
 ): SetWeightsOutcome {
-  const fail = (error: string): SetWeightsOutcome => ({ ok: false, error });
-  const mecid = 0;
-  const netuidIndex = mecid * GLOBAL_MAX_SUBNET_COUNT + netuid;
-
   // dispatches.rs `set_weights`: refused outright while the subnet is in commit-reveal mode
   // (the storage default is on, so an unknown netuid lands here too).
-  if (view.commitRevealEnabled(netuid)) return fail("CommitRevealEnabled");
+  if (view.commitRevealEnabled(netuid)) return { ok: false, error: "CommitRevealEnabled" };
+  return internalSetWeights(view, hotkey, currentBlock, netuid, 0, uids, values, versionKey);
+}
+
+/**
+ * `internal_set_weights` (what `do_set_mechanism_weights` runs): the checks `set_weights` makes
+ * after its guard, and the ones a timelocked commit meets when the chain reveals it. Under
+ * commit-reveal the rate limit is skipped and LastUpdate stays (the commit moved it).
+ */
+export function internalSetWeights(
+  view: WeightsStateView,
+  hotkey: Uint8Array,
+  currentBlock: number,
+  netuid: number,
+  mecid: number,
+  uids: readonly number[],
+  values: readonly number[],
+  versionKey: bigint,
+): SetWeightsOutcome {
+  const fail = (error: string): SetWeightsOutcome => ({ ok: false, error });
+  const netuidIndex = netuidStorageIndex(netuid, mecid);
+
   if (netuid === ROOT_NETUID) return fail("CanNotSetRootNetworkWeights");
   // 2.
   if (uids.length !== values.length) return fail("WeightVecNotEqualSize");
@@ -91,14 +132,10 @@ export function setWeights(
   // 7.
   const networkKey = view.weightsVersionKey(netuid);
   if (!(networkKey === 0n || versionKey >= networkKey)) return fail("IncorrectWeightVersionKey");
-  // 9. Rate limit (skipped under commit-reveal, which cannot be on here).
+  // 9. Rate limit, skipped under commit-reveal.
   const commitReveal = view.commitRevealEnabled(netuid);
-  if (!commitReveal) {
-    const last = view.lastUpdate(netuidIndex, uid);
-    const allowed =
-      view.uidExists(netuid, uid) &&
-      (last === 0n || BigInt(currentBlock) - last >= view.weightsSetRateLimit(netuid));
-    if (!allowed) return fail("SettingWeightsTooFast");
+  if (!commitReveal && !checkRateLimit(view, netuid, netuidIndex, uid, currentBlock)) {
+    return fail("SettingWeightsTooFast");
   }
   // 10.
   if (!isSelfWeight(uid, uids, values) && !view.validatorPermit(netuid, uid)) {

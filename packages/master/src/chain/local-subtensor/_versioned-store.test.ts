@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { VersionedStore } from "./_versioned-store.js";
+import { deferredValue, VersionedStore } from "./_versioned-store.js";
 
 const v = (n: number) => new Uint8Array([n]);
 
@@ -71,5 +71,32 @@ describe("versioned store", () => {
     for (let n = 16; n <= 20; n++) expect(store.get("0x01", n)).toEqual(v(n));
     expect(store.get("0x02", 20)).toBeNull();
     expect(store.size).toBe(1);
+  });
+
+  it("computes a deferred value once, on its first read, and never to page keys or digest a block", () => {
+    let computed = 0;
+    const lazy = deferredValue(v(42), () => {
+      computed += 1;
+      return v(7);
+    });
+    const a = new VersionedStore(10);
+    a.begin(1);
+    a.set("0xcc01", lazy);
+    const digest = a.writesDigest();
+    expect(a.keysPaged("0xcc", 10, undefined, 1)).toEqual(["0xcc01"]);
+    expect(a.has("0xcc01")).toBe(true);
+    expect(computed).toBe(0);
+    expect(a.get("0xcc01")).toEqual(v(7));
+    expect(a.get("0xcc01", 1)).toEqual(v(7));
+    expect(computed).toBe(1);
+    // The digest stands for the value whether or not it was computed.
+    expect(a.writesDigest()).toEqual(digest);
+    const b = new VersionedStore(10);
+    b.begin(1);
+    b.set(
+      "0xcc01",
+      deferredValue(v(43), () => v(7)),
+    );
+    expect(b.writesDigest()).not.toEqual(digest);
   });
 });

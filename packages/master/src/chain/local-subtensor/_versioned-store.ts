@@ -1,8 +1,35 @@
 import { blake2_256Stream, fromHex } from "./_bytes.js";
 
+/**
+ * A value computed on its first read and kept: for values that cost real work to produce and
+ * that few readers ever ask for (a drand pulse's BLS signature). `digest` stands for the value
+ * in the block's state digest, so producing a block never forces it.
+ */
+export interface DeferredValue {
+  readonly digest: Uint8Array;
+  value(): Uint8Array;
+}
+
+type Stored = Uint8Array | DeferredValue | null;
+
 interface History {
   blocks: number[];
-  values: (Uint8Array | null)[];
+  values: Stored[];
+}
+
+const isDeferred = (value: Stored): value is DeferredValue =>
+  value !== null && !(value instanceof Uint8Array);
+
+/** Wraps `compute` so it runs once, on the first read. */
+export function deferredValue(digest: Uint8Array, compute: () => Uint8Array): DeferredValue {
+  let cached: Uint8Array | undefined;
+  return {
+    digest,
+    value() {
+      cached ??= compute();
+      return cached;
+    },
+  };
 }
 
 /**
@@ -48,15 +75,17 @@ export class VersionedStore {
     const hash = blake2_256Stream();
     for (const key of [...this.#written].sort()) {
       hash.update(fromHex(key, "storage key"));
-      const value = this.get(key);
-      hash.update(value === null ? new Uint8Array([0]) : new Uint8Array([1]));
-      if (value !== null) hash.update(value);
+      const value = this.#raw(key, this.#block);
+      hash.update(
+        value === null ? new Uint8Array([0]) : new Uint8Array([isDeferred(value) ? 2 : 1]),
+      );
+      if (value !== null) hash.update(isDeferred(value) ? value.digest : value);
     }
     return hash.digest();
   }
 
   /** Sets `key` (0x-hex) to `value` in the open block; `null` deletes it. */
-  set(key: string, value: Uint8Array | null): void {
+  set(key: string, value: Uint8Array | DeferredValue | null): void {
     this.#written.add(key);
     let history = this.#history.get(key);
     if (!history) {
@@ -78,6 +107,16 @@ export class VersionedStore {
 
   /** The value of `key` at block `at` (default: the open block), or null when absent. */
   get(key: string, at = this.#block): Uint8Array | null {
+    const value = this.#raw(key, at);
+    return isDeferred(value) ? value.value() : value;
+  }
+
+  /** Whether `key` exists at block `at`, without computing a deferred value. */
+  has(key: string, at = this.#block): boolean {
+    return this.#raw(key, at) !== null;
+  }
+
+  #raw(key: string, at: number): Stored {
     const history = this.#history.get(key);
     if (!history) return null;
     const { blocks, values } = history;
@@ -121,7 +160,7 @@ export class VersionedStore {
       const key = sorted[i] as string;
       if (!key.startsWith(prefix)) break;
       if (key === startKey) continue;
-      if (this.get(key, at) !== null) out.push(key);
+      if (this.has(key, at)) out.push(key);
     }
     return out;
   }

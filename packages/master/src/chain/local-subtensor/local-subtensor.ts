@@ -5,11 +5,14 @@ import {
   type HyperparameterValue,
   hyperparameterValue,
 } from "./_chain-state.js";
+import { LocalBeacon } from "./_local-beacon.js";
 import { type BlockRecord, LocalChain } from "./_local-chain.js";
 import {
   chainStatus,
+  type LocalSubtensorDrandInfo,
   type LocalSubtensorFault,
   type LocalSubtensorStatus,
+  roundParam,
   rpcMethods,
 } from "./_rpc-methods.js";
 import { startRpcServer } from "./_rpc-server.js";
@@ -23,6 +26,19 @@ export interface LocalSubtensorOptions {
   host?: string;
   /** Milliseconds between blocks; default 250 (finney: 12,000). */
   blockMs?: number;
+  /**
+   * Simulated milliseconds per block; default 12,000 (finney's block time). The chain's clock is
+   * simulated: `Timestamp.Now` of block n is the genesis timestamp (the wall clock at start) plus
+   * n times this, whatever `blockMs` is, and the drand beacon publishes a round every 3 s of that
+   * clock (4 a block by default). A client computing a reveal round takes `now` from the best
+   * block's `Timestamp.Now` and this as the block time; with fast blocks the wall clock is wrong.
+   */
+  simulatedBlockMs?: number;
+  /**
+   * Seeds the local drand beacon's BLS key (any string). Default: derived from `genesisSeed`
+   * when given (so a deterministic chain has a deterministic beacon), random otherwise.
+   */
+  drandSeed?: string;
   /** Blocks between the best and the finalized block; default 2. */
   finalityLag?: number;
   /** Tempo of the subnets `dev_registerNeuron` creates; default 360 (finney's default). */
@@ -37,7 +53,10 @@ export interface LocalSubtensorOptions {
   poolLimit?: number;
   /** Path of the runtime metadata; default the finney spec-393 file shipped in `chain/`. */
   metadataPath?: string;
-  /** Where startup, faults and failures are logged; default a `local-subtensor` logger. */
+  /**
+   * Where startup, faults and failures are logged, and commits the chain drops at reveal time
+   * (finney only logs those too); default a `local-subtensor` logger.
+   */
   log?: Logger;
 }
 
@@ -62,6 +81,13 @@ export interface LocalSubtensor {
   ): Promise<void>;
   /** `dev_fault` in process. */
   fault(fault: LocalSubtensorFault): void;
+  /** `dev_drandInfo` in process: the local beacon's public key (hex), genesis time and period. */
+  drandInfo(): LocalSubtensorDrandInfo;
+  /**
+   * `dev_skipDrandRound` in process: the beacon never publishes `round` (default: the next one
+   * not yet stored), so commits locked to it never reveal. Returns the skipped round.
+   */
+  skipDrandRound(round?: number | bigint): number;
   /** `dev_status` in process. */
   status(): LocalSubtensorStatus;
   /** Resolves with the next block once it is produced. */
@@ -74,10 +100,12 @@ export interface LocalSubtensor {
 
 /**
  * Starts a local subtensor: a JSON-RPC websocket server that `@polkadot/api` connects to as
- * it would to finney (same runtime metadata, same signing payload, same `set_weights` checks
- * and errors), producing a block every `blockMs`. It has its own genesis hash, applies only
- * `SubtensorModule.set_weights`, and adds a `dev_` namespace to register neurons, set subnet
- * hyperparameters and inject faults.
+ * it would to finney (same runtime metadata, same signing payload, same `set_weights` and
+ * `commit_timelocked_weights` checks and errors), producing a block every `blockMs`. It has its
+ * own genesis hash and its own drand beacon (commits are revealed at their reveal epoch with its
+ * pulses, as finney reveals them with quicknet's), applies only those two calls, and adds a
+ * `dev_` namespace to register neurons, set subnet hyperparameters, skip drand rounds and inject
+ * faults.
  *
  * @example
  * const chain = await startLocalSubtensor({ blockMs: 250 });
@@ -102,16 +130,25 @@ export async function startLocalSubtensor(
     if (value !== undefined) hyperparameterValue(name, value);
   }
   const runtime = loadRuntime(options.metadataPath);
+  const text = new TextEncoder();
+  const genesisSeed =
+    options.genesisSeed === undefined ? undefined : text.encode(options.genesisSeed);
   const chain = new LocalChain({
     runtime,
     finalityLag,
     historyBlocks,
     tempo: whole(options.tempo ?? 360, "tempo"),
     subnetDefaults,
-    genesisSeed:
-      options.genesisSeed === undefined ? undefined : new TextEncoder().encode(options.genesisSeed),
+    genesisSeed,
     poolLimit: positive(options.poolLimit ?? 8192, "poolLimit"),
     blockMs,
+    simulatedBlockMs: positive(options.simulatedBlockMs ?? 12_000, "simulatedBlockMs"),
+    // Without a drand seed the chain keys its beacon from the genesis seed (random if none).
+    beacon:
+      options.drandSeed === undefined
+        ? undefined
+        : new LocalBeacon({ seed: text.encode(`drand:${options.drandSeed}`) }),
+    log,
   });
 
   const called: string[] = [];
@@ -170,7 +207,11 @@ export async function startLocalSubtensor(
     timer = setTimeout(tick, blockMs);
   };
   timer = setTimeout(tick, blockMs);
-  log.info("local subtensor listening", { url: server.url, genesisHash: chain.genesisHash });
+  log.info("local subtensor listening", {
+    url: server.url,
+    genesisHash: chain.genesisHash,
+    drandPublicKey: chain.beacon.info().public_key,
+  });
 
   return {
     url: server.url,
@@ -184,6 +225,8 @@ export async function startLocalSubtensor(
       ),
     setHyperparameter: (netuid, name, value) => chain.setHyperparameter(netuid, name, value),
     fault,
+    drandInfo: () => chain.beacon.info(),
+    skipDrandRound: (round) => Number(chain.skipDrandRound(roundParam(round))),
     status: () => chainStatus(chain),
     nextBlock: () =>
       new Promise((resolve) => {
