@@ -1,0 +1,148 @@
+// Test kit for the chain tests: local subtensors, clients, keys, validator databases and
+// snapshots, each with its cleanup registered so a failing test still frees its ports.
+import {
+  type Backend,
+  createLogger,
+  type Database,
+  migrate,
+  type WeightsSnapshot,
+} from "@platform/core";
+import { createTestDatabase, testBackends } from "@platform/core/testing";
+import { Keyring } from "@polkadot/api";
+import type { KeyringPair } from "@polkadot/keyring/types";
+import { cryptoWaitReady } from "@polkadot/util-crypto";
+import { type ChainClient, type ChainClientOptions, createChainClient } from "./chain-client.js";
+import {
+  type LocalSubtensor,
+  type LocalSubtensorOptions,
+  startLocalSubtensor,
+} from "./local-subtensor/index.js";
+import { validatorMigrations } from "./submission-store.js";
+
+/** A logger that drops everything (tests assert on state, not on log lines). */
+export const quiet = createLogger({ name: "chain-test", level: "error", write: () => {} });
+
+/** A logger that keeps its lines, for tests that check what was logged. */
+export function recordingLogger(): { log: typeof quiet; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const log = createLogger({
+    name: "chain-test",
+    level: "debug",
+    write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>),
+  });
+  return { log, lines };
+}
+
+/** Cleanups run in reverse order, each awaited, errors collected and rethrown after all ran. */
+export class Cleanup {
+  readonly #steps: (() => unknown)[] = [];
+
+  add<T>(value: T, close: (value: T) => unknown): T {
+    this.#steps.push(() => close(value));
+    return value;
+  }
+
+  async run(): Promise<void> {
+    const errors: unknown[] = [];
+    for (const step of this.#steps.splice(0).reverse()) {
+      try {
+        await step();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    if (errors.length > 0) throw errors[0];
+  }
+}
+
+/** Starts a local subtensor (quiet, 100 ms blocks unless told) and registers its close. */
+export function chainNode(
+  cleanup: Cleanup,
+  options: LocalSubtensorOptions = {},
+): Promise<LocalSubtensor> {
+  return startLocalSubtensor({ blockMs: 100, log: quiet, ...options }).then((node) =>
+    cleanup.add(node, (n) => n.close()),
+  );
+}
+
+/** A chain client on `endpoints`, block time and timeouts scaled to a test chain. */
+export function chainClient(
+  cleanup: Cleanup,
+  endpoints: string[],
+  options: Partial<ChainClientOptions> = {},
+): ChainClient {
+  return cleanup.add(
+    createChainClient({
+      endpoints,
+      blockTimeMs: 100,
+      staleHeadBlocks: 10,
+      callTimeoutMs: 5_000,
+      log: quiet,
+      ...options,
+    }),
+    (c) => c.close(),
+  );
+}
+
+/** sr25519 dev keys (`//Alice`...), SS58 prefix 42. */
+export async function devKeys(): Promise<
+  Record<"alice" | "bob" | "charlie" | "dave" | "eve" | "ferdie", KeyringPair>
+> {
+  await cryptoWaitReady();
+  const keyring = new Keyring({ type: "sr25519", ss58Format: 42 });
+  const uri = (name: string) => keyring.addFromUri(`//${name}`);
+  return {
+    alice: uri("Alice"),
+    bob: uri("Bob"),
+    charlie: uri("Charlie"),
+    dave: uri("Dave"),
+    eve: uri("Eve"),
+    ferdie: uri("Ferdie"),
+  };
+}
+
+/** A fresh database with the validator's migrations applied (as a standalone validator does). */
+export async function validatorDatabase(cleanup: Cleanup, backend: Backend): Promise<Database> {
+  const db = await createTestDatabase({ backend });
+  cleanup.add(db, (d) => d.close());
+  await migrate(db.sql, { namespace: "validator", migrations: await validatorMigrations() });
+  return db;
+}
+
+/**
+ * The one backend the chain suites run their database on: PostgreSQL when the test server
+ * answers (seconds faster to create), else the embedded PGlite. The store's own suite runs on
+ * both; these suites are about the chain.
+ */
+export async function chainTestBackend(): Promise<Backend> {
+  const backends = await testBackends();
+  return backends.includes("postgres") ? "postgres" : "pglite";
+}
+
+/** A snapshot paying `hotkeys` (fractions of the vector; the rest burned). */
+export function snapshotOf(hotkeys: Record<string, number>, id = 1): WeightsSnapshot {
+  const paid = Object.values(hotkeys).reduce((a, b) => a + b, 0);
+  return {
+    id,
+    computed_at: new Date(0).toISOString(),
+    uids: [],
+    weights: [],
+    weights_u16: [],
+    hotkeys,
+    burned: paid === 0,
+    sources: [],
+  };
+}
+
+/** Waits until `predicate` holds, polling every 20 ms, failing after `ms`. */
+export async function until(
+  predicate: () => boolean | Promise<boolean>,
+  ms = 10_000,
+  what = "condition",
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,342 @@
+import type { Database } from "@platform/core";
+import type { KeyringPair } from "@polkadot/keyring/types";
+import { hexToU8a, u8aToHex } from "@polkadot/util";
+import { sr25519PairFromSeed, sr25519Verify } from "@polkadot/util-crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  Cleanup,
+  chainClient,
+  chainNode,
+  chainTestBackend,
+  devKeys,
+  quiet,
+  snapshotOf,
+  validatorDatabase,
+} from "./_test-chain.js";
+import type { ChainClient } from "./chain-client.js";
+import type { LocalSubtensor } from "./local-subtensor/index.js";
+import { SubmissionStore } from "./submission-store.js";
+import { CommitRevealEnabledError, LocalCheckError, maxUpscaleU16 } from "./subnet-rules.js";
+import {
+  createWeightsSubmitter,
+  type RawVector,
+  validatorKeypair,
+  type WeightsSubmitterOptions,
+} from "./weights-submitter.js";
+
+describe("weights submitter against a local subtensor", () => {
+  const cleanup = new Cleanup();
+  let node: LocalSubtensor;
+  let client: ChainClient;
+  let db: Database;
+  let store: SubmissionStore;
+  let keys: Awaited<ReturnType<typeof devKeys>>;
+
+  beforeAll(async () => {
+    keys = await devKeys();
+    db = await validatorDatabase(cleanup, await chainTestBackend());
+    store = new SubmissionStore(db.sql);
+    node = await chainNode(cleanup, {
+      subnetDefaults: { CommitRevealWeightsEnabled: false, WeightsSetRateLimit: 0 },
+    });
+    const { alice, bob, charlie } = keys;
+    // uid 0 on every subnet: alice, with a validator permit. Registrations issued together
+    // land in one block.
+    await Promise.all([1, 2, 3, 4, 5, 6].map((n) => node.registerNeuron(n, alice.address, true)));
+    await Promise.all([1, 4, 5].map((n) => node.registerNeuron(n, bob.address, false)));
+    await Promise.all([
+      ...[1, 4, 5].map((n) => node.registerNeuron(n, charlie.address, n === 1)),
+      node.setHyperparameter(2, "CommitRevealWeightsEnabled", true),
+      node.setHyperparameter(3, "WeightsVersionKey", 5),
+      node.setHyperparameter(4, "MaxWeightsLimit", 30000),
+      node.setHyperparameter(5, "MinAllowedWeights", 3),
+      node.setHyperparameter(6, "WeightsSetRateLimit", 100000),
+      // Subnet 99 does not exist; only its commit-reveal flag is written (the default is on).
+      node.setHyperparameter(99, "CommitRevealWeightsEnabled", false),
+    ]);
+    client = chainClient(cleanup, [node.url]);
+  });
+  afterAll(() => cleanup.run());
+
+  const submitter = (
+    netuid: number,
+    keypair: KeyringPair,
+    extra: Partial<WeightsSubmitterOptions> = {},
+  ) =>
+    createWeightsSubmitter({
+      client,
+      sql: db.sql,
+      netuid,
+      keypair,
+      log: quiet,
+      eraPeriod: 16,
+      ...extra,
+    });
+
+  const nonceOf = (address: string) =>
+    client.call("nonce", async (api) =>
+      (await api.rpc.system.accountNextIndex(address)).toNumber(),
+    );
+
+  const weightsOnChain = (netuid: number, uid: number, hash: string) =>
+    client.call("weights", async (api) => {
+      const at = await api.at(hash);
+      return (await at.query["subtensorModule"]?.["weights"]?.(netuid, uid))?.toJSON() as [
+        number,
+        number,
+      ][];
+    });
+
+  const lastUpdateOnChain = (netuid: number, hash: string) =>
+    client.call("lastUpdate", async (api) => {
+      const at = await api.at(hash);
+      return (await at.query["subtensorModule"]?.["lastUpdate"]?.(netuid))?.toJSON() as number[];
+    });
+
+  it("sets a snapshot's weights and confirms them from the block's events", async () => {
+    const { alice, bob, charlie, ferdie } = keys;
+    const events: string[] = [];
+    const s = submitter(1, alice, { onEvent: (e) => events.push(e.type) });
+    expect(await s.start()).toEqual([]);
+    const before = await nonceOf(alice.address);
+    // Ferdie is not registered on subnet 1: dropped, his weight burned with the unpaid 0.15.
+    const snapshot = snapshotOf(
+      { [bob.address]: 0.25, [charlie.address]: 0.5, [ferdie.address]: 0.1 },
+      41,
+    );
+    const result = await s.submit(snapshot);
+    if (result.status === "dry_run") throw new Error("not a dry run");
+    expect(result.status).toBe("finalized");
+    const { record, prepared } = result;
+    expect(prepared.built).toMatchObject({
+      mapped: 2,
+      dropped: 1,
+      capped: 0,
+      padded: 0,
+      allBurn: false,
+    });
+    expect(prepared.built?.droppedWeight).toBeCloseTo(0.1, 12);
+    expect(record.uids).toEqual([0, 1, 2]);
+    // 0.25 (burn) : 0.25 : 0.5, max-upscaled.
+    expect(record.weights).toEqual([32768, 32768, 65535]);
+    expect(record).toMatchObject({
+      snapshotId: 41,
+      netuid: 1,
+      hotkey: alice.address,
+      uid: 0,
+      status: "finalized",
+    });
+    expect(record.errorName).toBeNull();
+    expect(events).toEqual(["prepared", "signed", "sent", "in_block", "settled"]);
+    const block = record.finalizedBlock;
+    if (!block) throw new Error("no finalized block");
+    expect(block.number).toBeGreaterThan(record.builtBlock.number);
+    expect(block.number).toBeLessThan(record.eraDeath);
+    // On chain: exactly what was sent, which is its own max-upscale.
+    const stored = await weightsOnChain(1, 0, block.hash);
+    expect(stored).toEqual(record.uids.map((u, i) => [u, maxUpscaleU16(record.weights)[i]]));
+    expect(stored).toEqual(record.uids.map((u, i) => [u, record.weights[i]]));
+    expect((await lastUpdateOnChain(1, block.hash))[0]).toBe(block.number);
+    expect(await nonceOf(alice.address)).toBe(before + 1);
+    expect(await store.get(record.id)).toEqual(record);
+  });
+
+  it("catches each rejection locally before sending, and the chain returns the same one", async () => {
+    const { alice, bob, dave } = keys;
+    const cases: [string, number, KeyringPair, RawVector][] = [
+      ["CommitRevealEnabled", 2, alice, { uids: [0], weights: [1] }],
+      ["MechanismDoesNotExist", 99, alice, { uids: [0], weights: [1] }],
+      ["WeightVecNotEqualSize", 1, alice, { uids: [0, 1], weights: [1] }],
+      ["UidsLengthExceedUidsInSubNet", 1, alice, { uids: [0, 1, 2, 2], weights: [1, 1, 1, 1] }],
+      ["HotKeyNotRegisteredInSubNet", 1, dave, { uids: [0], weights: [1] }],
+      ["IncorrectWeightVersionKey", 3, alice, { uids: [0], weights: [1], versionKey: 4 }],
+      ["SettingWeightsTooFast", 6, alice, { uids: [0], weights: [1] }],
+      ["NeuronNoValidatorPermit", 1, bob, { uids: [0, 1], weights: [1, 1] }],
+      ["DuplicateUids", 1, alice, { uids: [1, 1], weights: [1, 1] }],
+      ["UidVecContainInvalidOne", 1, alice, { uids: [1, 50], weights: [1, 1] }],
+      ["WeightVecLengthIsLow", 5, alice, { uids: [1, 2], weights: [1, 1] }],
+      ["MaxWeightExceeded", 4, alice, { uids: [0, 1], weights: [65535, 1] }],
+    ];
+    for (const [name, netuid, signer, vector] of cases) {
+      const s = submitter(netuid, signer);
+      const rows = (await store.recent({ limit: 1000 })).length;
+      const nonce = await nonceOf(signer.address);
+      const local = await s.submitVector(vector).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(local, name).toBeInstanceOf(LocalCheckError);
+      expect((local as LocalCheckError).check, name).toBe(name);
+      expect((local as LocalCheckError).netuid).toBe(netuid);
+      if (name === "SettingWeightsTooFast") {
+        expect((local as LocalCheckError).allowedFrom).toBeGreaterThan(100000);
+        expect((local as LocalCheckError).message).toMatch(/allowed from block \d+/);
+      }
+      if (name === "CommitRevealEnabled") expect(local).toBeInstanceOf(CommitRevealEnabledError);
+      // Nothing was sent or recorded.
+      expect((await store.recent({ limit: 1000 })).length, name).toBe(rows);
+      expect(await nonceOf(signer.address), name).toBe(nonce);
+
+      const sent = await s.submitVector(vector, { skipLocalChecks: true });
+      if (sent.status === "dry_run") throw new Error("not a dry run");
+      expect(sent.status, name).toBe("failed");
+      expect(sent.record.errorCode, name).toBe("module");
+      expect(sent.record.errorName, name).toBe(name);
+      expect(sent.record.errorMessage).toContain(`subtensorModule.${name}`);
+      expect(sent.record.finalizedBlock).not.toBeNull();
+      expect(await nonceOf(signer.address), name).toBe(nonce + 1);
+    }
+  });
+
+  it("confirms from the chain, without sending again, when the connection drops after sending", async () => {
+    const { alice, bob } = keys;
+    const before = await nonceOf(alice.address);
+    const reconnects = client.status().reconnects;
+    const s = submitter(1, alice, {
+      // Every connection goes the moment the extrinsic is out: its statuses are lost.
+      onEvent: (e) => {
+        if (e.type === "sent") node.fault({ kind: "close" });
+      },
+    });
+    const result = await s.submit(snapshotOf({ [bob.address]: 1 }, 77));
+    if (result.status === "dry_run") throw new Error("not a dry run");
+    expect(result.status).toBe("finalized");
+    expect(client.status().reconnects).toBeGreaterThan(reconnects);
+    const rows = (await store.recent({ limit: 1000 })).filter((r) => r.snapshotId === 77);
+    expect(rows).toHaveLength(1);
+    expect(await nonceOf(alice.address)).toBe(before + 1);
+  });
+
+  it("records the pool's refusal with its code and reason", async () => {
+    const { alice, bob } = keys;
+    node.fault({ kind: "reject_next", error: "Stale" });
+    const result = await submitter(1, alice).submit(snapshotOf({ [bob.address]: 1 }));
+    if (result.status === "dry_run") throw new Error("not a dry run");
+    expect(result.status).toBe("failed");
+    expect(result.record).toMatchObject({
+      errorCode: "1010",
+      errorName: "Transaction is outdated",
+      inBlock: null,
+      finalizedBlock: null,
+    });
+  });
+
+  it("refuses to start while commit-reveal is on, naming it and the netuid", async () => {
+    const error = await submitter(2, keys.alice)
+      .start()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(CommitRevealEnabledError);
+    expect((error as Error).message).toMatch(/CommitRevealWeightsEnabled is true for netuid 2/);
+  });
+
+  it("caps at MaxWeightsLimit so the chain accepts it, or refuses when it cannot be met", async () => {
+    const { alice, bob, charlie } = keys;
+    const s = submitter(4, alice);
+    const result = await s.submit(
+      snapshotOf({ [alice.address]: 0.8, [bob.address]: 0.1, [charlie.address]: 0.1 }),
+    );
+    if (result.status === "dry_run") throw new Error("not a dry run");
+    expect(result.status).toBe("finalized");
+    expect(result.prepared.built?.capped).toBe(1);
+    // Alice held at 30000/65535 of the sum, the rest shared equally.
+    const [a, b, c] = result.record.weights as [number, number, number];
+    expect(a).toBe(65535);
+    expect(b).toBe(c);
+    expect(a / (a + b + c)).toBeLessThanOrEqual(30000 / 65535);
+    expect(a / (a + b + c)).toBeGreaterThan(29990 / 65535);
+
+    // Two non-zero weights can never both stay under 0.458 of the sum.
+    await expect(
+      s.submit(snapshotOf({ [bob.address]: 0.5, [charlie.address]: 0.5 })),
+    ).rejects.toMatchObject({
+      check: "MaxWeightExceeded",
+      message: expect.stringMatching(/at least 3 are needed/),
+    });
+  });
+
+  it("pads with zero weights up to MinAllowedWeights, which the chain accepts", async () => {
+    const { alice, bob } = keys;
+    const result = await submitter(5, alice).submit(snapshotOf({ [bob.address]: 1 }));
+    if (result.status === "dry_run") throw new Error("not a dry run");
+    expect(result.status).toBe("finalized");
+    expect(result.record.uids).toEqual([0, 1, 2]);
+    expect(result.record.weights).toEqual([0, 65535, 0]);
+    expect(result.prepared.built?.padded).toBe(2);
+  });
+
+  it("never sends an all-burn snapshot unless allowed, nor a vector it could not read the chain for", async () => {
+    const { alice, ferdie } = keys;
+    const before = (await store.recent({ limit: 1000 })).length;
+    // Nothing paid, or paid only to hotkeys the chain does not know: everything burns.
+    for (const snapshot of [snapshotOf({}), snapshotOf({ [ferdie.address]: 1 })]) {
+      await expect(submitter(1, alice).submit(snapshot)).rejects.toMatchObject({
+        check: "AllBurn",
+      });
+    }
+    expect((await store.recent({ limit: 1000 })).length).toBe(before);
+    const allowed = await submitter(1, alice, { allowBurn: true }).submit(snapshotOf({}));
+    if (allowed.status === "dry_run") throw new Error("not a dry run");
+    expect(allowed.status).toBe("finalized");
+    expect(allowed.record.uids).toEqual([0]);
+    expect(allowed.record.weights).toEqual([65535]);
+
+    // A chain that cannot be read: the metagraph read fails, nothing is built or recorded.
+    const dead = chainClient(cleanup, ["ws://127.0.0.1:9"], {
+      callTimeoutMs: 300,
+      connectTimeoutMs: 300,
+    });
+    const blind = createWeightsSubmitter({
+      client: dead,
+      sql: db.sql,
+      netuid: 1,
+      keypair: alice,
+      log: quiet,
+    });
+    await expect(blind.submit(snapshotOf({ [keys.bob.address]: 1 }))).rejects.toMatchObject({
+      name: "ChainError",
+      kind: "unavailable",
+    });
+    expect((await store.recent({ limit: 1000 })).length).toBe(before + 1);
+  });
+
+  it("dry run: builds and checks everything, sends nothing", async () => {
+    const { alice, bob } = keys;
+    const nonce = await nonceOf(alice.address);
+    const rows = (await store.recent({ limit: 1000 })).length;
+    const result = await submitter(1, alice).submit(snapshotOf({ [bob.address]: 1 }), {
+      dryRun: true,
+    });
+    expect(result.status).toBe("dry_run");
+    expect(result.prepared.uids).toEqual([1]);
+    expect(result.prepared.weights).toEqual([65535]);
+    expect(result.prepared.check).toEqual({ ok: true, uid: 0 });
+    expect(await nonceOf(alice.address)).toBe(nonce);
+    expect((await store.recent({ limit: 1000 })).length).toBe(rows);
+  });
+
+  it("loads the validator's key from a mnemonic, a seed, a URI or a secret key", async () => {
+    const { alice } = keys;
+    expect((await validatorKeypair({ uri: "//Alice" })).address).toBe(alice.address);
+    const seed = "0xe5be9a5092b81bca64be81d212e7f2f9eba183bb7a90954f7b76361f6edb5c0a"; // //Alice mini-secret
+    expect((await validatorKeypair({ seed })).address).toBe(alice.address);
+    const mnemonic = "bottom drive obey lake curtain smoke basket hold race lonely fit walk";
+    const fromMnemonic = await validatorKeypair({ mnemonic });
+    expect(fromMnemonic.address).toBe("5DfhGyQdFobKM8NsWvEeAKk5EQQgYe9AydgJ7rMB6E1EqRzV");
+    await expect(
+      validatorKeypair({ mnemonic }, { expectedAddress: alice.address }),
+    ).rejects.toThrow(/does not match/);
+    expect(await validatorKeypair(alice)).toBe(alice);
+    // A wallet hotkey file's privateKey (64-byte sr25519 secret) and publicKey.
+    const pair = sr25519PairFromSeed(hexToU8a(seed));
+    const fromSecret = await validatorKeypair(
+      { secretKey: u8aToHex(pair.secretKey), publicKey: u8aToHex(pair.publicKey) },
+      { expectedAddress: alice.address },
+    );
+    expect(fromSecret.address).toBe(alice.address);
+    const message = new TextEncoder().encode("weights");
+    expect(sr25519Verify(message, fromSecret.sign(message), alice.publicKey)).toBe(true);
+  });
+});
