@@ -16,5 +16,6 @@ export const main = defineCommand({
     status: () => import("./commands/status.js").then((module) => module.default),
     dev: () => import("./commands/dev.js").then((module) => module.default),
     chain: () => import("./commands/chain.js").then((module) => module.default),
+    validator: () => import("./commands/validator.js").then((module) => module.default),
   },
 });

@@ -3,13 +3,26 @@
  * (or `platform master serve`); the rest of this index is what operators plug in or reuse:
  * the weights aggregation and metagraph providers, and the image policy.
  */
+
 export {
-  type BrokerConfig,
-  ConfigError,
-  loadMasterConfig,
-  type MasterConfig,
-  type MasterFlags,
-} from "./config.js";
+  type BlockRef,
+  type CallOptions,
+  type ChainClient,
+  type ChainClientOptions,
+  type ChainClientStatus,
+  type ChainConnection,
+  ChainError,
+  type ChainErrorKind,
+  createChainClient,
+  describeEndpoint,
+} from "./chain/chain-client.js";
+export {
+  type ChainMetagraph,
+  type ChainMetagraphOptions,
+  chainMetagraph,
+  type MetagraphRead,
+  readMetagraph,
+} from "./chain/chain-metagraph.js";
 export {
   LOCAL_SUBTENSOR_HYPERPARAMETERS,
   type LocalSubtensor,
@@ -20,6 +33,51 @@ export {
   type LocalSubtensorStatus,
   startLocalSubtensor,
 } from "./chain/local-subtensor/index.js";
+export {
+  OpenAttemptError,
+  type SubmissionRecord,
+  type SubmissionStatus,
+  SubmissionStore,
+  validatorMigrations,
+} from "./chain/submission-store.js";
+export {
+  type BuiltWeights,
+  buildWeights,
+  CommitRevealEnabledError,
+  checkSetWeights,
+  type LocalCheck,
+  LocalCheckError,
+  readSubnetRules,
+  type SubnetRules,
+} from "./chain/subnet-rules.js";
+export {
+  HotkeyFileError,
+  readValidatorHotkey,
+  type ValidatorHotkey,
+} from "./chain/validator-hotkey.js";
+export {
+  runValidator,
+  VALIDATOR_EXIT,
+  type ValidatorOptions,
+  type ValidatorOutcome,
+} from "./chain/validator-loop.js";
+export {
+  createWeightsSubmitter,
+  type PreparedWeights,
+  type SubmitResult,
+  type SubmitterEvent,
+  type ValidatorKeySource,
+  validatorKeypair,
+  type WeightsSubmitter,
+  type WeightsSubmitterOptions,
+} from "./chain/weights-submitter.js";
+export {
+  type BrokerConfig,
+  ConfigError,
+  loadMasterConfig,
+  type MasterConfig,
+  type MasterFlags,
+} from "./config.js";
 export { type CreateMasterOptions, createMaster, type Master } from "./master.js";
 export type { MasterContext } from "./master-context.js";
 export type { ChallengeRow } from "./registry/challenge-row.js";

@@ -1,0 +1,181 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { initCrypto, keypairFromMnemonic } from "@platform/core";
+import { type LocalSubtensor, startLocalSubtensor } from "@platform/master";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../../test/run-cli.js";
+
+// Public test phrases (substrate's development phrase and two BIP-39 test vectors), never real keys.
+const VALIDATOR = "bottom drive obey lake curtain smoke basket hold race lonely fit walk";
+const MINER_A = "legal winner thank year wave sausage worth useful legal winner thank yellow";
+const MINER_B = "letter advice cage absurd amount doctor acoustic avoid letter advice cage above";
+const NETUID = 2;
+
+describe("platform validator", () => {
+  let chain: LocalSubtensor;
+  let master: Server;
+  let masterUrl: string;
+  let home: string;
+  let hotkeyFile: string;
+  const env = () => ({ PLATFORM_HOME: home, DATABASE_URL: "" });
+
+  beforeAll(async () => {
+    await initCrypto();
+    const [validator, a, b] = [VALIDATOR, MINER_A, MINER_B].map((phrase) =>
+      keypairFromMnemonic(phrase),
+    );
+    chain = await startLocalSubtensor({
+      blockMs: 150,
+      subnetDefaults: {
+        CommitRevealWeightsEnabled: false,
+        WeightsSetRateLimit: 0,
+        MinAllowedWeights: 1,
+      },
+    });
+    await chain.registerNeuron(NETUID, validator!.address, true);
+    await chain.registerNeuron(NETUID, a!.address);
+    await chain.registerNeuron(NETUID, b!.address);
+    // The master's public route, as a validator reads it: the latest snapshot (its uids are the
+    // master's business; the validator maps the hotkeys itself).
+    const snapshot = {
+      id: 7,
+      computed_at: new Date().toISOString(),
+      uids: [0],
+      weights: [1],
+      weights_u16: [65_535],
+      hotkeys: { [a!.address]: 0.75, [b!.address]: 0.25, "5Unknown-not-on-chain": 0 },
+      burned: false,
+      sources: [],
+    };
+    master = createServer((request, response) => {
+      if (request.url === "/v1/weights/latest") {
+        response.setHeader("content-type", "application/json");
+        response.end(JSON.stringify(snapshot));
+      } else {
+        response.statusCode = 404;
+        response.end();
+      }
+    });
+    await new Promise<void>((resolve) => master.listen(0, "127.0.0.1", resolve));
+    masterUrl = `http://127.0.0.1:${(master.address() as AddressInfo).port}`;
+    home = mkdtempSync(join(tmpdir(), "cli-validator-"));
+    hotkeyFile = join(home, "hotkey");
+    writeFileSync(
+      hotkeyFile,
+      JSON.stringify({ secretPhrase: VALIDATOR, ss58Address: validator!.address }),
+    );
+    // Let the registrations become final: the validator reads at the finalized block.
+    for (let i = 0; i < 4; i++) await chain.nextBlock();
+  });
+  afterAll(async () => {
+    await chain?.close();
+    await new Promise((resolve) => master?.close(resolve));
+  });
+
+  const run = (...extra: string[]) =>
+    runCli(
+      [
+        "validator",
+        "run",
+        "--master",
+        masterUrl,
+        "--chain",
+        chain.url,
+        "--netuid",
+        String(NETUID),
+        "--block-ms",
+        "150",
+        ...extra,
+      ],
+      { env: env() },
+    );
+
+  it("sets the master's weights on chain with --once, confirmed from the block, and status lists it", async () => {
+    const dry = await run("--hotkey", hotkeyFile, "--once", "--dry-run");
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/dry run: would set 2 weights: \{"1":\d+,"2":\d+\}/);
+
+    const first = await run("--hotkey", hotkeyFile, "--once");
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/signed set_weights, extrinsic 0x[0-9a-f]{64}/);
+    expect(first.stdout).toMatch(/confirmed: finalized in block #\d+ 0x[0-9a-f]{64}/);
+    expect(first.stdout).toMatch(/done: weights confirmed in block #\d+/);
+
+    const status = await runCli(["validator", "status"], { env: env() });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/last confirmed: block #\d+ .*netuid 2, uid 0, 2 weights/);
+    expect(status.stdout).toMatch(/finalized +block #\d+ 0x[0-9a-f]{64}/);
+    const json = await runCli(["validator", "status", "--json"], { env: env() });
+    const rows = JSON.parse(json.stdout) as { status: string; uids: number[]; weights: number[] }[];
+    // The miners' weights, 3:1 (the hotkey not on chain dropped), the larger max-upscaled to 65535.
+    expect(rows[0]).toMatchObject({ status: "finalized", uids: [1, 2], weights: [65_535, 21_845] });
+  });
+
+  it("exits 3 inside the rate limit, naming the check and the block it is allowed from", async () => {
+    await chain.setHyperparameter(NETUID, "WeightsSetRateLimit", 1000);
+    for (let i = 0; i < 4; i++) await chain.nextBlock();
+    const again = await run("--hotkey", hotkeyFile, "--once");
+    expect(again.code, again.stdout + again.stderr).toBe(3);
+    expect(again.stdout).toMatch(/refused: .*SettingWeightsTooFast/);
+    expect(again.stdout).toMatch(/from block #?\d+/);
+  });
+
+  it("refuses a missing chain, a bad netuid and a hotkey that cannot sign, without a stack", async () => {
+    const cases: [string[], RegExp][] = [
+      [["validator", "run", "--hotkey", hotkeyFile], /give the chain with --chain/],
+      [
+        ["validator", "run", "--chain", "http://x", "--netuid", "1", "--hotkey", hotkeyFile],
+        /ws:\/\/ or wss:\/\//,
+      ],
+      [
+        [
+          "validator",
+          "run",
+          "--chain",
+          "ws://127.0.0.1:1",
+          "--netuid",
+          "0",
+          "--hotkey",
+          hotkeyFile,
+        ],
+        /--netuid must be an integer from 1/,
+      ],
+      [
+        [
+          "validator",
+          "run",
+          "--chain",
+          "ws://127.0.0.1:1",
+          "--netuid",
+          "1",
+          "--hotkey",
+          "./nowhere/h",
+        ],
+        /no hotkey file at/,
+      ],
+      [
+        [
+          "validator",
+          "run",
+          "--chain",
+          "ws://127.0.0.1:1",
+          "--netuid",
+          "1",
+          "--hotkey",
+          "nosuchkey",
+        ],
+        /no key named "nosuchkey"/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(args, { env: env() });
+      expect(result.code, args.join(" ")).toBe(1);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+      expect(result.stderr + result.stdout).not.toContain("bottom drive");
+    }
+  });
+});
