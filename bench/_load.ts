@@ -9,6 +9,8 @@ export interface LoadResult {
   p50_ms: number;
   p99_ms: number;
   errors: number;
+  /** Requests answered in all, the warm-up's included (to divide a server's CPU time by). */
+  requests: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -24,6 +26,7 @@ export async function loadTest(
 ): Promise<LoadResult> {
   const connections = options.connections ?? 32;
   const pool = new Pool(origin, { connections, pipelining: 1 });
+  let requests = 0;
   const run = async (ms: number, record: boolean) => {
     const latencies: number[] = [];
     let errors = 0;
@@ -47,6 +50,7 @@ export async function loadTest(
         } catch {
           errors++;
         }
+        requests++;
         if (record) latencies.push(performance.now() - start);
       }
     };
@@ -63,6 +67,7 @@ export async function loadTest(
       p50_ms: round(percentile(latencies, 50), 2),
       p99_ms: round(percentile(latencies, 99), 2),
       errors,
+      requests,
     };
   } finally {
     await pool.close();

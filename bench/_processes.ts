@@ -1,5 +1,6 @@
 // Child processes a figure needs (servers under test), started and stopped from one place.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -99,4 +100,23 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   child.kill("SIGTERM");
   await exited;
   children.delete(child);
+}
+
+let ticks: number | undefined;
+
+/**
+ * CPU time (user + system, every thread) a process has used so far, in ms, from /proc; NaN off
+ * Linux. Unlike a rate, a server's CPU time per request hardly moves when neighbours load the
+ * machine.
+ */
+export function processCpuMs(pid: number | undefined): number {
+  try {
+    ticks ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces): utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks;
+  } catch {
+    return Number.NaN;
+  }
 }

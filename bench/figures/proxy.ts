@@ -1,39 +1,135 @@
 // Figure: requests per second and p50/p99 latency through the master's proxy, directly to the
 // same upstream, through nginx proxying the same upstream, and through the floor of a Node.js
 // proxy (servers/bare-proxy.ts: node's server and undici with none of the master's rules), all
-// in one run. The upstream, the master, the bare proxy and nginx each run in their own process;
-// the load generator is this process.
+// in one run. The master runs four times: with metrics and tracing off (the `proxied_*` fields,
+// comparable with the figures before metrics existed), with metrics only (the default
+// deployment), with both on (every request a span, batched and exported over OTLP/HTTP to a
+// receiver of its own), and with both on but one trace in ten sampled
+// (`OTEL_TRACES_SAMPLER=parentbased_traceidratio`, 0.1). Every master that records metrics has
+// its /metrics scraped every second while it is loaded (15x Prometheus' usual rate). The
+// upstream, each master, the receiver, the bare proxy and nginx run in their own processes; the
+// load generator (and the scraper) is this process. Beside the rates, each master's CPU time per
+// request (from /proc, the least disturbed round): on a machine shared with other work it moves
+// less than a rate does, so `*_cpu_ratio` is the steadier measure of what observability costs.
 import { type Figure, round } from "../_figure.js";
 import { type LoadResult, loadTest } from "../_load.js";
-import { startTsProcess, stopProcess } from "../_processes.js";
+import { processCpuMs, startTsProcess, stopProcess } from "../_processes.js";
 import { nginxBinary, READY_URL, startNginx } from "./_nginx.js";
+
+const MASTER_URLS = /"url":"(http:\/\/[^"]+)","adminUrl":"(http:\/\/[^"]+)"/;
+// bench/servers/master.ts's admin token.
+const ADMIN_TOKEN = "bench-admin-token-0123456789";
+
+/** Scrape `adminUrl`/metrics every `ms` until stopped (what Prometheus does, but 15x as often). */
+function scraper(adminUrl: string, ms = 1000) {
+  let scrapes = 0;
+  let failures = 0;
+  const timer = setInterval(async () => {
+    try {
+      const res = await fetch(`${adminUrl}/metrics`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      await res.arrayBuffer();
+      if (res.status === 200) scrapes++;
+      else failures++;
+    } catch {
+      failures++;
+    }
+  }, ms);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { scrapes, failures };
+    },
+  };
+}
+
+/** A load test of a server process, with the CPU time it spent per request (µs). */
+async function measured(
+  pid: number | undefined,
+  origin: string,
+  path: string,
+): Promise<LoadResult & { cpuUs: number }> {
+  const before = processCpuMs(pid);
+  const result = await loadTest(origin, path);
+  return { ...result, cpuUs: ((processCpuMs(pid) - before) * 1000) / result.requests };
+}
+
+const ROUNDS = 4;
 
 export const proxyFigure: Figure = {
   name: "proxy",
   async run() {
     const upstream = await startTsProcess("./servers/upstream.ts", [], READY_URL);
     const upstreamUrl = upstream.match[1]!;
-    const master = await startTsProcess("./servers/master.ts", [upstreamUrl], READY_URL);
+    const sink = await startTsProcess("./servers/otlp-sink.ts", [], READY_URL);
+    const sinkUrl = sink.match[1]!;
+    const off = { BENCH_METRICS: "off", OTEL_EXPORTER_OTLP_ENDPOINT: "" };
+    const master = await startTsProcess("./servers/master.ts", [upstreamUrl], MASTER_URLS, off);
     const masterUrl = master.match[1]!;
+    const metricsOnly = await startTsProcess("./servers/master.ts", [upstreamUrl], MASTER_URLS, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: "",
+    });
+    const tracing = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+      OTEL_SERVICE_NAME: "bench-master",
+    };
+    const observed = await startTsProcess("./servers/master.ts", [upstreamUrl], MASTER_URLS, {
+      ...tracing,
+      OTEL_TRACES_SAMPLER: "parentbased_always_on",
+    });
+    const sampled = await startTsProcess("./servers/master.ts", [upstreamUrl], MASTER_URLS, {
+      ...tracing,
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0.1",
+    });
     const bare = await startTsProcess("./servers/bare-proxy.ts", [upstreamUrl], READY_URL);
     const bareUrl = bare.match[1]!;
     const nginx = nginxBinary() ? await startNginx(upstreamUrl) : null;
     try {
       const path = "/items?a=1";
+      const target = `/challenges/bench${path}`;
       // Interleave targets so drift on this small machine hits all of them alike.
       const direct: LoadResult[] = [];
-      const proxied: LoadResult[] = [];
+      const proxied: (LoadResult & { cpuUs: number })[] = [];
+      const withMetrics: (LoadResult & { cpuUs: number })[] = [];
+      const withAll: (LoadResult & { cpuUs: number })[] = [];
+      const withSampled: (LoadResult & { cpuUs: number })[] = [];
       const viaNginx: LoadResult[] = [];
       const viaBare: LoadResult[] = [];
-      for (let i = 0; i < 2; i++) {
+      let scraped = { scrapes: 0, failures: 0 };
+      for (let i = 0; i < ROUNDS; i++) {
         direct.push(await loadTest(upstreamUrl, path));
-        proxied.push(await loadTest(masterUrl, `/challenges/bench${path}`));
-        viaBare.push(await loadTest(bareUrl, `/challenges/bench${path}`));
-        if (nginx) viaNginx.push(await loadTest(nginx.url, `/challenges/bench${path}`));
+        proxied.push(await measured(master.child.pid, masterUrl, target));
+        // Metrics on means scraped: each master that records them is scraped while loaded.
+        const scrapeMetrics = scraper(metricsOnly.match[2]!);
+        withMetrics.push(await measured(metricsOnly.child.pid, metricsOnly.match[1]!, target));
+        scrapeMetrics.stop();
+        const scrape = scraper(observed.match[2]!);
+        withAll.push(await measured(observed.child.pid, observed.match[1]!, target));
+        const { scrapes, failures } = scrape.stop();
+        scraped = { scrapes: scraped.scrapes + scrapes, failures: scraped.failures + failures };
+        const scrapeSampled = scraper(sampled.match[2]!);
+        withSampled.push(await measured(sampled.child.pid, sampled.match[1]!, target));
+        scrapeSampled.stop();
+        viaBare.push(await loadTest(bareUrl, target));
+        if (nginx) viaNginx.push(await loadTest(nginx.url, target));
       }
-      const best = (runs: LoadResult[]) => runs.reduce((a, b) => (b.rps > a.rps ? b : a));
+      // What the traced master sent its receiver: proof the spans were really exported.
+      await new Promise((resolve) => setTimeout(resolve, 6000)); // one batch delay (5 s)
+      const exported = (await (await fetch(`${sinkUrl}/stats`)).json()) as {
+        requests: number;
+        bytes: number;
+      };
+      const best = <T extends LoadResult>(runs: T[]) =>
+        runs.reduce((a, b) => (b.rps > a.rps ? b : a));
+      const leastCpu = (runs: { cpuUs: number }[]) => Math.min(...runs.map((run) => run.cpuUs));
       const d = best(direct);
       const p = best(proxied);
+      const m = best(withMetrics);
+      const o = best(withAll);
+      const s = best(withSampled);
       const n = viaNginx.length ? best(viaNginx) : null;
       const b = best(viaBare);
       return {
@@ -46,6 +142,28 @@ export const proxyFigure: Figure = {
         proxied_p50_ms: p.p50_ms,
         proxied_p99_ms: p.p99_ms,
         proxied_errors: p.errors,
+        proxied_cpu_us: round(leastCpu(proxied)),
+        metrics_rps: m.rps,
+        metrics_p99_ms: m.p99_ms,
+        metrics_vs_off: round(m.rps / p.rps, 2),
+        metrics_cpu_us: round(leastCpu(withMetrics)),
+        metrics_cpu_ratio: round(leastCpu(proxied) / leastCpu(withMetrics), 2),
+        observed_rps: o.rps,
+        observed_p50_ms: o.p50_ms,
+        observed_p99_ms: o.p99_ms,
+        observed_errors: o.errors,
+        observed_vs_off: round(o.rps / p.rps, 2),
+        observed_cpu_us: round(leastCpu(withAll)),
+        observed_cpu_ratio: round(leastCpu(proxied) / leastCpu(withAll), 2),
+        sampled_rps: s.rps,
+        sampled_p99_ms: s.p99_ms,
+        sampled_vs_off: round(s.rps / p.rps, 2),
+        sampled_cpu_us: round(leastCpu(withSampled)),
+        sampled_cpu_ratio: round(leastCpu(proxied) / leastCpu(withSampled), 2),
+        otlp_exports: exported.requests,
+        otlp_bytes: exported.bytes,
+        metrics_scrapes: scraped.scrapes,
+        metrics_scrape_failures: scraped.failures,
         nginx_rps: n?.rps ?? "nginx not installed",
         nginx_p50_ms: n?.p50_ms ?? "n/a",
         nginx_p99_ms: n?.p99_ms ?? "n/a",
@@ -59,7 +177,11 @@ export const proxyFigure: Figure = {
     } finally {
       if (nginx) await stopProcess(nginx.child);
       await stopProcess(bare.child);
+      await stopProcess(sampled.child);
+      await stopProcess(observed.child);
+      await stopProcess(metricsOnly.child);
       await stopProcess(master.child);
+      await stopProcess(sink.child);
       await stopProcess(upstream.child);
     }
   },

@@ -2,6 +2,8 @@
 // active challenge ("bench") pointing at the upstream given as argv[2] (or none). Prints one
 // JSON line: its URL, its admin listener's URL (`adminUrl`), the challenge's broker token (the broker figure calls the broker) and
 // its challenge token (what a real challenge behind it must be started with).
+// BENCH_METRICS=off records no metrics (the `proxy` figure's baseline); tracing follows the
+// standard OTEL_* variables, as in production (off without OTEL_EXPORTER_OTLP_ENDPOINT).
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +24,7 @@ const config = loadMasterConfig(
 );
 const master = await createMaster(config, {
   logger: createLogger({ name: "bench-master", level: "error" }),
+  metrics: process.env.BENCH_METRICS !== "off",
 });
 const server = await master.listen({ host: "127.0.0.1", port: 0 });
 const created = await fetch(`${server.admin.url}/v1/admin/challenges`, {

@@ -1,7 +1,8 @@
 // How a request finds the instance (database, config, token, state) it runs against: one
 // challenge definition (one app, one route table) can serve several instances at once, e.g. a
 // test suite per backend, so the instance travels with each request, never in module scope.
-import { HttpError, type NoncePair, type ServerEnv } from "@platform/core";
+import { type HealthChecks, HttpError, type NoncePair, type ServerEnv } from "@platform/core";
+import type { ChallengeMetrics } from "./_challenge-metrics.js";
 import type { MinerVerifier } from "./_miner-request.js";
 import type { ChallengeContext } from "./route-context.js";
 
@@ -21,6 +22,10 @@ export interface InstanceLink {
   maintain(): Promise<void>;
   /** Set once the instance closes: its database is gone, so requests are refused. */
   closed: boolean;
+  /** The readiness checks behind GET /readyz (the database, and the author's). */
+  health: HealthChecks;
+  /** The instance's metrics, served at GET /internal/v1/metrics. */
+  metrics: ChallengeMetrics;
 }
 
 export type InstanceEnv = ServerEnv & { [INSTANCE]?: InstanceLink };

@@ -113,6 +113,7 @@ export function pipelineHandler(route: RegisteredRoute) {
       }
       response = (refusal as HttpError).toResponse();
     }
+    if (route.submission) link.metrics.submission(response.status);
     return response;
   };
 }

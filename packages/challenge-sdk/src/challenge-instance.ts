@@ -5,16 +5,23 @@ import {
   createLogger,
   createVerifyPool,
   type Database,
+  flushTracing,
   groupCommit,
+  HealthChecks,
   initCrypto,
   type Migration,
   migrate,
   openDatabase,
+  registerLogSecret,
   type ServerEnv,
   spendNonces,
+  startTracing,
+  traceSql,
+  tracingEnabled,
   verifySignedRequest,
 } from "@platform/core";
 import type { TObject } from "@sinclair/typebox";
+import { createChallengeMetrics } from "./_challenge-metrics.js";
 import { INSTANCE, type InstanceEnv, type InstanceLink } from "./_instance-link.js";
 import { migrateSdk } from "./_sdk-migrations.js";
 import {
@@ -65,6 +72,8 @@ export interface ChallengeInstance<Cfg = unknown, State = unknown>
 /** What an instance is made from: the parts of a definition that need no database. */
 export interface InstanceBlueprint {
   slug: string;
+  /** The challenge's version (its metrics' `challenge_info`). */
+  version?: string;
   config: TObject | undefined;
   app: App;
   migrations(): Promise<readonly Migration[]>;
@@ -113,10 +122,26 @@ export async function openInstance<Cfg, State>(
   const { slug } = blueprint;
   const { settings, config } = loadChallengeConfig(configOptions(blueprint, options));
   const log = createLogger({ name: slug, level: settings.logLevel });
+  // Whatever an author logs, the credentials this instance holds never reach a line.
+  registerLogSecret(settings.challengeToken);
+  registerLogSecret(settings.brokerToken);
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; a process that started tracing keeps its own.
+  await startTracing({ serviceName: slug, env: options.env ?? process.env });
   await initCrypto();
   const cleanups: (() => void | Promise<void>)[] = [];
   const db = options.db ?? (await openOwnDatabase(settings, options));
   if (options.db === undefined) cleanups.push(() => db.close());
+  // Spans are exported in batches: what this instance traced leaves before it is gone.
+  cleanups.push(() => flushTracing());
+  // Handlers and setup query through `sql`: with tracing on, every query is a span.
+  const sql = tracingEnabled() ? traceSql(db.sql) : db.sql;
+  const health = new HealthChecks();
+  health.register("database", async (signal) => {
+    const query = db.sql`select 1`;
+    // A probe that timed out leaves no query queued behind a dead connection.
+    signal.addEventListener("abort", () => void query.cancel(), { once: true });
+    await query;
+  });
 
   // Last registered, first run; a failing cleanup is logged, the rest still run (the database
   // closes last whatever happened), and the first failure is returned for close() to throw.
@@ -151,7 +176,7 @@ export async function openInstance<Cfg, State>(
     }
     const setupContext: SetupContext = {
       slug,
-      sql: db.sql,
+      sql,
       db,
       config,
       settings,
@@ -160,6 +185,9 @@ export async function openInstance<Cfg, State>(
         if (typeof cleanup !== "function") throw new TypeError("onClose takes a function");
         cleanups.push(cleanup);
       },
+      addReadinessCheck(name, check, checkOptions) {
+        health.register(name, check, checkOptions);
+      },
     };
     state = await blueprint.setup?.(setupContext);
   } catch (error) {
@@ -167,7 +195,7 @@ export async function openInstance<Cfg, State>(
     throw error;
   }
 
-  const context: ChallengeContext = { slug, sql: db.sql, db, config, settings, log, state };
+  const context: ChallengeContext = { slug, sql, db, config, settings, log, state };
   const intervalMs = (options.maintenanceIntervalSeconds ?? 600) * 1000;
   let lastPrune = Number.NEGATIVE_INFINITY;
   const prune = async () => ({
@@ -183,6 +211,13 @@ export async function openInstance<Cfg, State>(
     // more than a row (docs/performance.md, `signed-upload-pool`).
     spendNonce: groupCommit((pairs) => spendNonces(db.sql, "sdk_nonces", pairs)),
     closed: false,
+    health,
+    metrics: createChallengeMetrics({
+      slug,
+      version: blueprint.version ?? "0.0.0",
+      sql: db.sql,
+      health,
+    }),
     async maintain() {
       if (Date.now() - lastPrune < intervalMs) return;
       lastPrune = Date.now();

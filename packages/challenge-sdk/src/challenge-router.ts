@@ -120,7 +120,10 @@ type BS = ChallengeBodySpec | undefined;
 
 /** Where a challenge declares its routes; `defineChallenge({ routes: (router) => ... })`. */
 export interface ChallengeRouter<Cfg = unknown, State = unknown> {
-  /** A route anyone may call (through the proxy). Refused under /internal, /health, /version. */
+  /**
+   * A route anyone may call (through the proxy). Refused under /internal, /health, /livez,
+   * /readyz, /metrics and /version (the proxy blocks them).
+   */
   public<
     P extends S = undefined,
     Q extends S = undefined,
@@ -217,7 +220,7 @@ export function checkRoute(
       fail(
         where,
         path,
-        "the master's proxy blocks this path (health, version, benchmark executions), so the public could never reach it",
+        "the master's proxy blocks this path (health, livez, readyz, metrics, version, benchmark executions), so the public could never reach it",
       );
     }
   } else if (!isInternalPath(path)) {

@@ -62,8 +62,11 @@ describe("defineChallenge checks its definition", () => {
       challenge.routes().map((r) => `${r.access} ${r.methods.join(",")} ${r.path} ${r.body}`),
     ).toEqual([
       "service GET /health none",
+      "service GET /livez none",
+      "service GET /readyz none",
       "service GET /version none",
       "internal GET /internal/v1/get_weights none",
+      "internal GET /internal/v1/metrics none",
       "signed POST /v1/x json",
       "service GET /openapi.json none",
     ]);

@@ -8,6 +8,7 @@ import {
   type OpenApiDocument,
 } from "@platform/core";
 import type { TObject } from "@sinclair/typebox";
+import { INSTANCE, type InstanceEnv } from "./_instance-link.js";
 import { challengeOpenApi, checkNamedSchemas, withNamedSchemas } from "./_openapi.js";
 import { pipelineHandler } from "./_route-pipeline.js";
 import { SDK_NAMESPACE } from "./_sdk-migrations.js";
@@ -83,7 +84,8 @@ function checkDefinition(definition: ChallengeDefinition<TObject | undefined, un
 
 /**
  * Define a challenge: its identity, settings, state, routes and weights. The SDK adds GET
- * /health, GET /version, GET /openapi.json and GET /internal/v1/get_weights, checks every route
+ * /health, GET /livez, GET /readyz, GET /version, GET /openapi.json, GET
+ * /internal/v1/get_weights and GET /internal/v1/metrics, checks every route
  * against the proxy contract, and authenticates each kind of route before its handler runs.
  * @example
  * const challenge = defineChallenge({
@@ -122,6 +124,9 @@ export function defineChallenge<C extends TObject | undefined = undefined, State
     ...(description ? { description } : {}),
     openapi: false,
     logger: createLogger({ name: slug }),
+    // challenge_http_requests_total: counted on the instance the request ran against.
+    observe: ({ route, status, seconds, env }) =>
+      (env as InstanceEnv)[INSTANCE]?.metrics.request(route, status, seconds),
   });
   for (const route of routes) {
     app.route({

@@ -54,7 +54,7 @@ export type {
 } from "./route-context.js";
 export { type RunChallengeOptions, runChallenge } from "./run-challenge.js";
 export type { RunningChallenge } from "./running-challenge.js";
-export { GET_WEIGHTS_PATH, type WeightsResult } from "./service-routes.js";
+export { GET_WEIGHTS_PATH, METRICS_PATH, type WeightsResult } from "./service-routes.js";
 export { SDK_VERSION } from "./version.js";
 export {
   type ScoreEntry,

@@ -1,4 +1,11 @@
-import type { Database, Logger, ServerEnv, Sql } from "@platform/core";
+import type {
+  Database,
+  HealthCheck,
+  HealthCheckOptions,
+  Logger,
+  ServerEnv,
+  Sql,
+} from "@platform/core";
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { ChallengeSettings } from "./challenge-config.js";
 
@@ -29,6 +36,12 @@ export interface SetupContext<Cfg = unknown> extends Omit<ChallengeContext<Cfg>,
    * @example const stop = new AbortController(); onClose(() => stop.abort());
    */
   onClose(cleanup: () => void | Promise<void>): void;
+  /**
+   * Make GET /readyz depend on one more thing (the database is always checked): `check`
+   * resolves while it is usable and throws when not; it fails past `timeoutMs` (2 s).
+   * @example addReadinessCheck("docker", async () => { await docker.ping(); });
+   */
+  addReadinessCheck(name: string, check: HealthCheck, options?: HealthCheckOptions): void;
 }
 
 /** A request before its inputs are validated: what an `auth` hook and a `bearer` check see. */

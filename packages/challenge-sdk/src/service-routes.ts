@@ -1,15 +1,41 @@
-// The routes every challenge serves without writing them: GET /health, GET /version and the
-// master's GET /internal/v1/get_weights (GET /openapi.json is added where the document is built).
-// `serviceRoutes` is the SDK's own; GET_WEIGHTS_PATH and WeightsResult are public.
-import { ChallengeWeightsResponse } from "@platform/core";
+// The routes every challenge serves without writing them: GET /health, GET /livez, GET /readyz,
+// GET /version, the master's GET /internal/v1/get_weights and Prometheus' GET
+// /internal/v1/metrics (GET /openapi.json is added where the document is built). The master's
+// proxy never forwards /health, /livez, /readyz or /version from the public: they are for the
+// orchestrator and the operator, on the challenge's internal address.
+// `serviceRoutes` is the SDK's own; GET_WEIGHTS_PATH, METRICS_PATH and WeightsResult are public.
+import {
+  ChallengeWeightsResponse,
+  livenessResponse,
+  metricsResponse,
+  readinessResponse,
+} from "@platform/core";
 import { Type } from "@sinclair/typebox";
+import { type InstanceLink, instanceOf } from "./_instance-link.js";
+import { processMetrics } from "./_process-metrics.js";
 import type { RegisteredRoute } from "./challenge-router.js";
 import { normalizeWeights } from "./normalize-weights.js";
-import type { ChallengeContext } from "./route-context.js";
+import type { ChallengeContext, RequestInfo } from "./route-context.js";
 import { SDK_VERSION } from "./version.js";
 
 /** Where the master polls weights. */
 export const GET_WEIGHTS_PATH = "/internal/v1/get_weights";
+
+/** Where Prometheus scrapes a challenge (the challenge token as `Authorization: Bearer`). */
+export const METRICS_PATH = "/internal/v1/metrics";
+
+/** GET /readyz reply. */
+const ReadinessResponse = Type.Object({
+  status: Type.Union([Type.Literal("ok"), Type.Literal("unavailable")]),
+  failing: Type.Array(Type.String()),
+  checks: Type.Record(
+    Type.String(),
+    Type.Object({
+      status: Type.Union([Type.Literal("ok"), Type.Literal("failing")]),
+      duration_ms: Type.Integer(),
+    }),
+  ),
+});
 
 /** What `weights` returns: weights by hotkey, optionally with the epoch they are for. */
 export type WeightsResult =
@@ -115,6 +141,50 @@ export function serviceRoutes(identity: ServiceIdentity): RegisteredRoute[] {
     {
       access: "public",
       methods: ["GET"],
+      path: "/livez",
+      options: {
+        method: "GET",
+        path: "/livez",
+        summary: "Liveness: the process answers (no dependency is checked)",
+        tags: ["service"],
+        responses: { 200: { description: "Alive" } },
+      },
+      handler: () => livenessResponse(),
+    },
+    {
+      access: "public",
+      methods: ["GET"],
+      path: "/readyz",
+      options: {
+        method: "GET",
+        path: "/readyz",
+        summary: "Readiness: every dependency check (the database, and the challenge's own)",
+        description:
+          "503 names the failing checks. `?exclude=<check>` leaves one out. The reasons are in the challenge's log.",
+        tags: ["service"],
+        query: Type.Object({ exclude: Type.Optional(Type.Array(Type.String())) }),
+        responses: {
+          200: { description: "Ready", schema: ReadinessResponse },
+          503: { description: "A check fails", schema: ReadinessResponse },
+        },
+      },
+      handler: async (ctx: RequestInfo & { query: { exclude?: string[] } }) => {
+        const link = instanceOf(ctx.env);
+        const report = await link.health.run({ exclude: ctx.query.exclude ?? [] });
+        readinessChanged(link, report.status, () =>
+          ctx.log.warn("readiness: not ready", {
+            failing: report.failing.map((name) => ({
+              check: name,
+              error: report.checks[name]?.error,
+            })),
+          }),
+        );
+        return readinessResponse(report);
+      },
+    },
+    {
+      access: "public",
+      methods: ["GET"],
       path: "/version",
       options: {
         method: "GET",
@@ -149,5 +219,36 @@ export function serviceRoutes(identity: ServiceIdentity): RegisteredRoute[] {
         return { challenge_slug: slug, epoch, weights: normalised };
       },
     },
+    {
+      access: "internal",
+      // Prometheus sends the bearer and no platform headers.
+      slugHeader: "if-sent",
+      methods: ["GET"],
+      path: METRICS_PATH,
+      options: {
+        method: "GET",
+        path: METRICS_PATH,
+        summary: "Prometheus metrics of the challenge (text format 0.0.4)",
+        tags: ["internal"],
+        responses: { 200: { description: "Metrics", contentType: "text/plain" } },
+      },
+      handler: (ctx: RequestInfo) =>
+        metricsResponse([instanceOf(ctx.env).metrics.registry, processMetrics().registry]),
+    },
   ];
+}
+
+const lastReadiness = new WeakMap<InstanceLink, "ok" | "unavailable">();
+
+/** Log only when readiness changes (a probe every few seconds must not flood the log). */
+function readinessChanged(
+  link: InstanceLink,
+  status: "ok" | "unavailable",
+  onUnready: () => void,
+): void {
+  const previous = lastReadiness.get(link);
+  lastReadiness.set(link, status);
+  if (previous === status) return;
+  if (status !== "ok") onUnready();
+  else if (previous !== undefined) link.context.log.info("readiness: ready again");
 }

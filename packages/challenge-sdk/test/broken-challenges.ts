@@ -10,6 +10,7 @@ import {
   GET_WEIGHTS_PATH,
   HttpError,
   json,
+  METRICS_PATH,
   Type,
 } from "@platform/challenge-sdk";
 import type { ConformanceCheckId, ConformanceSubject } from "@platform/challenge-sdk/testing";
@@ -28,6 +29,8 @@ interface Breakage {
   bridgeAsInternal?: boolean;
   /** The route the 422 probe hits answers with its own, non-FastAPI error body. */
   badValidation?: (request: Request) => Response;
+  /** A readiness check (`addReadinessCheck`) that never passes. */
+  unready?: boolean;
 }
 
 /** A conforming challenge: one route of every kind, each an honest use of the SDK. */
@@ -37,6 +40,14 @@ export function conformingChallenge(breakage: Breakage = {}): Challenge {
     slug: "conforming",
     version: "1.0.0",
     weights: () => ({ epoch: 3, weights: { [HOTKEY]: 5 } }),
+    ...(breakage.unready
+      ? {
+          setup: ({ addReadinessCheck }) =>
+            addReadinessCheck("upstream", () => {
+              throw new Error("the upstream is away");
+            }),
+        }
+      : {}),
     routes: (router) => {
       const Submission = Type.Object({ answer: Type.Integer() }, { additionalProperties: false });
       if (!breakage.submit) {
@@ -448,6 +459,36 @@ export const BROKEN_CASES: BrokenCase[] = [
       }),
     ),
     fails: ["openapi"],
+  },
+  {
+    name: "a readiness check that never passes",
+    subject: plain(conformingChallenge({ unready: true })),
+    fails: ["readiness"],
+  },
+  {
+    name: "GET /livez answered 500",
+    subject: plain(
+      wrapChallenge(conformingChallenge(), async (request) =>
+        pathOf(request) === "/livez" ? new Response("down", { status: 500 }) : undefined,
+      ),
+    ),
+    fails: ["readiness"],
+  },
+  {
+    name: "metrics served without the challenge token",
+    subject: plain(
+      wrapChallenge(conformingChallenge(), async (request, instance) =>
+        pathOf(request) === METRICS_PATH
+          ? instance.fetch(
+              new Request(request.url, {
+                headers: { authorization: `Bearer ${instance.settings.challengeToken}` },
+              }),
+            )
+          : undefined,
+      ),
+    ),
+    // The internal routes' bearer check probes the metrics route too.
+    fails: ["internal-bearer", "metrics"],
   },
   {
     name: "a challenge whose setup fails",

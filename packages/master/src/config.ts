@@ -7,6 +7,7 @@ import {
 } from "@platform/challenge-sdk/sandbox";
 import { ConfigError, type ConfigIssue, loadAdminToken, readEnvironment } from "@platform/core";
 import { type Static, Type } from "@sinclair/typebox";
+import { loadMetricsTokenHash } from "./ops/metrics-token.js";
 import { type ImagePolicy, PRODUCTION_IMAGE_POLICY } from "./registry/image-policy.js";
 import type { InternalUrlPolicy } from "./registry/internal-url-policy.js";
 
@@ -26,6 +27,11 @@ export interface MasterConfig {
   /** Where the embedded database and the generated master key live (default ./.platform). */
   dataDir: string;
   adminToken: string;
+  /**
+   * sha256 of the scrape-only token for GET /metrics (PLATFORM_METRICS_TOKEN or its _FILE);
+   * absent: only the admin token scrapes. The token itself is never kept.
+   */
+  metricsTokenHash?: string;
   network: string;
   apiVersion: string;
   masterUid: number;
@@ -293,6 +299,15 @@ export function loadMasterConfig(
     const variable = env.ADMIN_TOKEN ? "ADMIN_TOKEN" : "ADMIN_TOKEN_FILE";
     issues.push({ variable, message: (error as Error).message });
   }
+  let metricsTokenHash: string | null = null;
+  try {
+    metricsTokenHash = loadMetricsTokenHash(env);
+  } catch (error) {
+    const variable = env.PLATFORM_METRICS_TOKEN
+      ? "PLATFORM_METRICS_TOKEN"
+      : "PLATFORM_METRICS_TOKEN_FILE";
+    issues.push({ variable, message: (error as Error).message });
+  }
 
   const source: Record<string, string | undefined> = { ...env };
   const flagOf = new Map<string, string>();
@@ -380,6 +395,7 @@ export function loadMasterConfig(
     },
   };
   if (e.DATABASE_URL) config.databaseUrl = e.DATABASE_URL;
+  if (metricsTokenHash) config.metricsTokenHash = metricsTokenHash;
   if (e.PLATFORM_METAGRAPH && e.PLATFORM_METAGRAPH !== "chain")
     config.weights.metagraph = e.PLATFORM_METAGRAPH;
   const endpoints = list(e.PLATFORM_CHAIN_ENDPOINTS);

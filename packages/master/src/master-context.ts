@@ -1,5 +1,6 @@
-import type { App, Database, Logger } from "@platform/core";
+import type { App, Database, HealthChecks, Logger } from "@platform/core";
 import type { MasterConfig } from "./config.js";
+import type { MasterMetrics } from "./ops/master-metrics.js";
 import type { ChallengeStore } from "./registry/challenge-store.js";
 
 /**
@@ -20,6 +21,20 @@ export interface MasterContext {
   log: Logger;
   /** HMAC key for derived tokens and admin sessions. Never log or return it. */
   masterKey: Buffer;
+  /**
+   * The master's Prometheus registry (GET /metrics on the admin listener). A group adds its
+   * metrics with `metrics.counter(...)`, `metrics.gauge(...)` (a `collect` computes a value at
+   * scrape time) or `metrics.histogram(...)`; label values from bounded sets only (docs/operations.md).
+   * @example context.metrics.gauge({ name: "platform_chain_metagraph_age_seconds", help: "...", collect() { this.set(age()); } });
+   */
+  metrics: MasterMetrics;
+  /**
+   * The readiness checks behind GET /readyz (both listeners): the database, the Docker engine,
+   * the first registry load. A group adds its dependency with `health.register(name, check)`:
+   * `check` resolves while it is usable and throws when not (2 s timeout by default).
+   * @example context.health.register("chain", async () => { await chain.ping(); });
+   */
+  health: HealthChecks;
   /** Run `start` when the master starts serving (schedulers, reapers). */
   onListen(start: () => void | Promise<void>): void;
   /** Run `stop` when the master closes, before the database is closed; last registered runs first. */

@@ -3,19 +3,23 @@ import {
   createApp,
   createLogger,
   type Database,
+  HealthChecks,
   type Logger,
   migrate,
   openDatabase,
   type RunningServer,
   serve,
+  startTracing,
 } from "@platform/core";
 import { requireAdminToken } from "./admin/admin-auth.js";
 import { registerAdminPages } from "./admin/admin-pages.js";
-import { registerBrokerRoutes } from "./broker/broker-routes.js";
+import { brokerOf, registerBrokerRoutes } from "./broker/broker-routes.js";
 import { embeddedDatabaseDir, type MasterConfig } from "./config.js";
 import { registerDashboardRoutes } from "./dashboard/dashboard-routes.js";
 import type { MasterContext } from "./master-context.js";
 import { masterMigrations } from "./migrations.js";
+import { MasterMetrics } from "./ops/master-metrics.js";
+import { registerOperationsRoutes } from "./ops/operations-routes.js";
 import { registerProxyRoutes } from "./proxy/proxy-routes.js";
 import { registerAdminRoutes } from "./registry/admin-routes.js";
 import { ChallengeStore } from "./registry/challenge-store.js";
@@ -32,6 +36,11 @@ export interface CreateMasterOptions {
   /** The master key; read or generated under the data dir when absent. */
   masterKey?: Buffer;
   logger?: Logger;
+  /**
+   * Record metrics (default true). Off only to measure what they cost (the bench): /metrics
+   * then serves only what other parts register.
+   */
+  metrics?: boolean;
 }
 
 /** Where {@link Master.listen} overrides the configured addresses. */
@@ -79,6 +88,8 @@ export async function createMaster(
   options: CreateMasterOptions = {},
 ): Promise<Master> {
   const log = options.logger ?? createLogger({ name: "platform-master" });
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; a process that started tracing keeps its own.
+  await startTracing({ serviceName: "platform-master" });
   const ownsDatabase = !options.database;
   const database =
     options.database ??
@@ -109,6 +120,7 @@ export async function createMaster(
     securitySchemes: {
       adminToken: { type: "apiKey", in: "header", name: "X-Admin-Token" },
       brokerToken: { type: "http", scheme: "bearer" },
+      metricsToken: { type: "http", scheme: "bearer" },
     },
   });
 
@@ -146,6 +158,8 @@ export async function createMaster(
     store,
     log,
     masterKey,
+    metrics: new MasterMetrics({ enabled: options.metrics !== false }),
+    health: new HealthChecks(),
     onListen: (start) => starters.push(start),
     onClose: (stop) => stoppers.push(stop),
   };
@@ -172,6 +186,8 @@ export async function createMaster(
   // The passthrough also runs node-native in front of the public app (same answers, faster).
   const nativePassthrough = registerProxyRoutes(context);
   registerDashboardRoutes(context, registerWeightsRoutes(context));
+  // /livez and /readyz on both listeners, /metrics on the admin one (docs/operations.md).
+  registerOperationsRoutes(context, { broker: brokerOf(context) });
 
   let server: RunningServer | undefined;
   let adminServer: RunningServer | undefined;

@@ -1,5 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import {
+  failSpan,
+  runInSpan,
+  startSpan,
+  type TraceSpan,
+  traceContextOf,
+  tracingEnabled,
+} from "@platform/core";
+import { processMetrics } from "../_process-metrics.js";
 import { retryHints } from "./job-error.js";
 import {
   type JobHandler,
@@ -96,16 +105,33 @@ export function runJob<P, R>(
     let value: R | undefined;
     let thrown: unknown;
     let ok = false;
-    try {
-      value = await handler(job, {
-        signal: controller.signal,
-        workerId,
-        fence: (tx) => queue.fence(job, tx),
+    const context = {
+      signal: controller.signal,
+      workerId,
+      fence: (tx: Parameters<typeof queue.fence>[1]) => queue.fence(job, tx),
+    };
+    // With tracing on, the job runs in a span continuing the request that enqueued it.
+    let span: TraceSpan | undefined;
+    if (tracingEnabled()) {
+      span = startSpan(`job ${queue.name}`, {
+        kind: "consumer",
+        parent: traceContextOf(job.traceParent),
+        attributes: {
+          "messaging.system": "platform.jobs",
+          "messaging.destination.name": queue.name,
+          "messaging.message.id": job.id,
+          "job.attempt": job.attempts,
+        },
       });
+    }
+    try {
+      value = await (span ? runInSpan(span, () => handler(job, context)) : handler(job, context));
       ok = true;
     } catch (error) {
       thrown = error;
+      if (span) failSpan(span, error);
     }
+    span?.end();
     settled = true;
     clearInterval(timer);
     if (lost !== null) return "lease_lost";
@@ -166,5 +192,13 @@ export function runJob<P, R>(
     );
   };
 
-  return { done: finish(), release };
+  // challenge_job_duration_seconds: claim to recorded outcome, by queue and outcome.
+  const done = finish().then((outcome) => {
+    processMetrics().jobDuration.observe(
+      { kind: queue.name, outcome },
+      (Date.now() - started) / 1000,
+    );
+    return outcome;
+  });
+  return { done, release };
 }

@@ -27,10 +27,10 @@ describe.each(await testBackends())("job queue on %s", (backend) => {
 
   it("ships its migration as version 10 and up, applied under the sdk namespace once", async () => {
     const migrations = await jobQueueMigrations();
-    expect(migrations.map((m) => m.version)).toEqual([10]);
+    expect(migrations.map((m) => m.version)).toEqual([10, 11]);
     await migrateJobQueue(db.sql); // again: a no-op
     const rows = await db.sql`select version from platform_migrations where namespace = 'sdk'`;
-    expect(rows.map((row) => row.version)).toEqual([10]);
+    expect(rows.map((row) => row.version)).toEqual([10, 11]);
   });
 
   it("enqueues a pending job with the defaults and reads it back", async () => {

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "@platform/core";
+import { activeTraceparent, type Sql, type TransactionSql } from "@platform/core";
 import { errorText } from "./job-error.js";
 
 /** Where a job is in its life. `pending` includes jobs waiting for their `runAt` (a retry). */
@@ -27,6 +27,11 @@ export interface Job<P = unknown, R = unknown> {
   updatedAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /**
+   * The W3C `traceparent` of the span that enqueued it (tracing on), which the worker's span
+   * continues; null otherwise.
+   */
+  traceParent: string | null;
 }
 
 /** A job this worker holds: pass it back to heartbeat, complete, fail or release. */
@@ -171,6 +176,7 @@ interface JobRow {
   updated_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  trace_parent?: string | null;
 }
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
@@ -200,6 +206,7 @@ function toJob<P, R>(row: JobRow): Job<P, R> {
     updatedAt: row.updated_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
+    traceParent: row.trace_parent ?? null,
   };
 }
 
@@ -294,11 +301,14 @@ export function createJobQueue<P = unknown, R = unknown>(
       );
     }
     const q = opts.tx ?? sql;
+    // With tracing on, the job carries the enqueuing span: its worker continues the trace.
+    const traceParent = activeTraceparent();
     const inserted = await q<{ id: string }[]>`
-      insert into sdk_jobs (queue, idempotency_key, payload, priority, max_attempts, run_at)
+      insert into sdk_jobs (queue, idempotency_key, payload, priority, max_attempts, run_at, trace_parent)
       values (
         ${name}, ${key}, ${text}::text::jsonb, ${priority}::int, ${maxAttempts}::int,
-        coalesce(${opts.runAt ?? null}::timestamptz, now() + make_interval(secs => ${delay}::float8))
+        coalesce(${opts.runAt ?? null}::timestamptz, now() + make_interval(secs => ${delay}::float8)),
+        ${traceParent}::text
       )
       on conflict (queue, idempotency_key) do nothing
       returning id`;

@@ -6,9 +6,16 @@ import { HttpError } from "@platform/core";
  * public route the proxy would block). docs/proxy-contract.md is the prose.
  */
 
-/** First path segments the master's proxy refuses (403) together with everything below them. */
+/**
+ * First path segments the master's proxy refuses (403) together with everything below them: the
+ * service endpoints a challenge serves its orchestrator and operator (health, liveness,
+ * readiness, version, metrics), its internal routes, and benchmark executions.
+ */
 export const BLOCKED_PROXY_ROOTS: ReadonlySet<string> = new Set([
   "health",
+  "livez",
+  "readyz",
+  "metrics",
   "version",
   "internal",
   "benchmark-executions",
@@ -166,7 +173,8 @@ export function plainProxySegment(raw: string): string | null {
 
 /**
  * The block rule over judged segments (`proxySegmentKey` of each resolved segment): `/health`,
- * `/version`, `/internal`, `/benchmark-executions` and anything below each, a
+ * `/livez`, `/readyz`, `/metrics`, `/version`, `/internal`, `/benchmark-executions` and anything
+ * below each, a
  * `benchmark-executions` segment anywhere, and a trailing run, execute or launch with a
  * `benchmark` or `benchmarks` segment above it (`/benchmarks/x/run`, `/v1/benchmark/launch`).
  */

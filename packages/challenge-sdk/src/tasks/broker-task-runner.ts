@@ -1,5 +1,13 @@
 import { OutputCapture } from "@platform/challenge-sdk/sandbox";
-import { isSlug } from "@platform/core";
+import {
+  failSpan,
+  injectTraceHeaders,
+  isSlug,
+  runInSpan,
+  startSpan,
+  type TraceSpan,
+  tracingEnabled,
+} from "@platform/core";
 import { Agent, type Dispatcher, request } from "undici";
 import { checkTask } from "./_check-task.js";
 import { retryAfterSeconds, taskEmitter } from "./_events.js";
@@ -285,11 +293,26 @@ export function brokerTaskRunner(options: BrokerTaskRunnerOptions = {}): TaskRun
     let status: number;
     let answerHeaders: Dispatcher.ResponseData["headers"];
     let text: string;
+    // With tracing on, the broker's run continues this trace (W3C traceparent).
+    let span: TraceSpan | undefined;
+    let sent: Record<string, string> = headers;
+    if (tracingEnabled()) {
+      span = startSpan("broker run", {
+        kind: "client",
+        attributes: {
+          "http.request.method": "POST",
+          "platform.task.image": checked.request.image,
+          "platform.task.job_id": jobId,
+        },
+      });
+      sent = { ...headers };
+      runInSpan(span, () => injectTraceHeaders(sent));
+    }
     try {
       const response = await request(`${base}/v1/docker/run`, {
         method: "POST",
         dispatcher,
-        headers,
+        headers: sent,
         body: JSON.stringify(checked.request),
         ...(signal ? { signal } : {}),
         headersTimeout: waitMs,
@@ -298,7 +321,16 @@ export function brokerTaskRunner(options: BrokerTaskRunnerOptions = {}): TaskRun
       status = response.statusCode;
       answerHeaders = response.headers;
       text = await readCapped(response.body, maxResponseBytes);
+      if (span) {
+        span.setAttribute("http.response.status_code", status);
+        if (status !== 200) failSpan(span, new Error(`broker answered ${status}`));
+        span.end();
+      }
     } catch (error) {
+      if (span) {
+        failSpan(span, error);
+        span.end();
+      }
       if (signal?.aborted) return aborted(signal.reason);
       if (error instanceof TaskError) throw error;
       throw new TaskUnavailableError(

@@ -6,6 +6,7 @@ import {
   type Challenge,
   type ChallengeRouteInfo,
   GET_WEIGHTS_PATH,
+  METRICS_PATH,
   SDK_VERSION,
 } from "@platform/challenge-sdk";
 import { PLATFORM_HEADERS } from "@platform/challenge-sdk/proxy-contract";
@@ -269,6 +270,59 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = [
           capabilities.includes("get_weights") &&
           capabilities.includes("proxy_routes"),
         `GET /version: capabilities must include "get_weights" and "proxy_routes", got ${JSON.stringify(capabilities)}`,
+      );
+      return undefined;
+    },
+  },
+  {
+    id: "readiness",
+    title: "GET /livez answers 200, and GET /readyz answers 200 with the database check passing",
+    async run({ t }) {
+      const live = await t.fetch("/livez");
+      await expectStatus(live, 200, "GET /livez");
+      const liveBody = await jsonOf(live, "GET /livez");
+      ensure(
+        isRecord(liveBody) && liveBody["status"] === "ok",
+        `GET /livez: expected { status: "ok" }, got ${JSON.stringify(liveBody)}`,
+      );
+      const ready = await t.fetch("/readyz");
+      await expectStatus(ready, 200, "GET /readyz");
+      const body = await jsonOf(ready, "GET /readyz");
+      const checks = isRecord(body) ? body["checks"] : undefined;
+      const database = isRecord(checks) ? checks["database"] : undefined;
+      ensure(
+        isRecord(body) &&
+          body["status"] === "ok" &&
+          isRecord(database) &&
+          database["status"] === "ok",
+        `GET /readyz: expected { status: "ok", checks: { database: { status: "ok" } } }, got ${JSON.stringify(body)}`,
+      );
+      return undefined;
+    },
+  },
+  {
+    id: "metrics",
+    title:
+      "GET /internal/v1/metrics is 401 without the challenge token and Prometheus text with it",
+    async run({ t }) {
+      await expectRefusal(
+        await t.fetch(METRICS_PATH),
+        401,
+        "invalid_internal_token",
+        `GET ${METRICS_PATH} without a bearer`,
+      );
+      // Prometheus sends the bearer alone: no slug header.
+      const response = await t.fetch(METRICS_PATH, {
+        headers: { authorization: `Bearer ${t.token}` },
+      });
+      await expectStatus(response, 200, `GET ${METRICS_PATH} with the bearer`);
+      const type = response.headers.get("content-type") ?? "";
+      const text = await response.text();
+      ensure(
+        type.startsWith("text/plain") &&
+          text.includes("# TYPE challenge_http_requests_total counter") &&
+          text.includes("# TYPE challenge_ready gauge"),
+        `GET ${METRICS_PATH}: expected the Prometheus text format with challenge_http_requests_total and challenge_ready, got ${type}: ${text.slice(0, 300)}`,
       );
       return undefined;
     },

@@ -50,6 +50,8 @@ export type ConformanceCheckId =
   | "start"
   | "health"
   | "version"
+  | "readiness"
+  | "metrics"
   | "openapi"
   | "weights-no-bearer"
   | "weights-wrong-bearer"

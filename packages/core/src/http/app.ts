@@ -1,5 +1,12 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import { type IRequest, Router } from "itty-router";
+import {
+  extractTraceContext,
+  failSpan,
+  runInSpan,
+  startSpan,
+  tracingEnabled,
+} from "../ops/tracing.js";
 import { textResponse } from "./_known-body.js";
 import { DEFAULT_BODY_LIMIT, parseJsonBody, readBodyWithLimit, requireMediaType } from "./body.js";
 import { HttpError } from "./http-error.js";
@@ -102,6 +109,17 @@ export type AnyRoute = RouteDefinition<
   BodySpec | undefined
 >;
 
+/** One answered request, as {@link AppOptions.observe} sees it (for metrics). */
+export interface RequestObservation {
+  method: string;
+  /** The route's path template (`/v1/items/:id`); undefined when no route matched (404). */
+  route: string | undefined;
+  status: number;
+  /** From the request reaching the app to its Response (a streamed body may still be flowing). */
+  seconds: number;
+  env: ServerEnv;
+}
+
 /** Options of {@link createApp}. */
 export interface AppOptions {
   /** Service name: OpenAPI title and the `name` of log lines. */
@@ -115,6 +133,11 @@ export interface AppOptions {
   securitySchemes?: Record<string, unknown>;
   /** Serve GET /openapi.json (default true). */
   openapi?: boolean;
+  /**
+   * Called once per answered request with its route template and status (never the raw path):
+   * where a server counts its requests. Must not throw.
+   */
+  observe?: (observation: RequestObservation) => void;
 }
 
 /** An HTTP application: register routes, then hand `fetch` to a server or call it in tests. */
@@ -205,6 +228,9 @@ async function readBody(route: AnyRoute, request: Request, defaultLimit: number)
 }
 
 const kLogSource: unique symbol = Symbol("request log source");
+// The matched route's template, left on the request for the observer and the server span.
+const kRoute: unique symbol = Symbol("matched route");
+type RoutedRequest = { [kRoute]?: string };
 type LazyLogContext = RouteContext & {
   [kLogSource]: { log: Logger; requestId: string; child: Logger | undefined };
 };
@@ -218,6 +244,14 @@ const LAZY_LOG: PropertyDescriptor = {
   },
   enumerable: true,
 };
+
+/** The path of a request URL, without its query (which may carry anything a client sent). */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const query = url.indexOf("?", start);
+  return query === -1 ? url.slice(start) : url.slice(start, query);
+}
 
 function withRequestId(response: Response, requestId: string): Response {
   try {
@@ -241,6 +275,7 @@ export function createApp(options: AppOptions): App {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const router = Router<IRequest, [ServerEnv, string]>();
   const registered: AnyRoute[] = [];
+  const observe = options.observe;
 
   const dispatch = async (
     route: AnyRoute,
@@ -248,6 +283,7 @@ export function createApp(options: AppOptions): App {
     env: ServerEnv,
     requestId: string,
   ) => {
+    if (observe !== undefined || tracingEnabled()) (request as RoutedRequest)[kRoute] = route.path;
     const url = new URL(request.url);
     const rawParams = decodeParams(request.params);
     const rawQuery = queryObject(url, route.query);
@@ -283,6 +319,74 @@ export function createApp(options: AppOptions): App {
     return toResponse(await route.handler(ctx as never));
   };
 
+  const answer = async (request: Request, env: ServerEnv): Promise<Response> => {
+    const requestId = requestIdOf(request);
+    try {
+      const response: Response | undefined = await router.fetch(request, env, requestId);
+      if (!response) throw new HttpError(404, "not_found", "Not Found");
+      return withRequestId(response, requestId);
+    } catch (error) {
+      if (error instanceof HttpError) return withRequestId(error.toResponse(), requestId);
+      log.error("unhandled error", { request_id: requestId, method: request.method, error });
+      const body = {
+        detail: "Internal Server Error",
+        code: "internal_error",
+        request_id: requestId,
+      };
+      return withRequestId(json(body, { status: 500 }), requestId);
+    }
+  };
+
+  // A server span per request (continuing the caller's `traceparent`), named by its route
+  // template once matched; then the observer. The span ends when the Response is made.
+  const instrumented = async (request: Request, env: ServerEnv): Promise<Response> => {
+    const started = performance.now();
+    const method = request.method;
+    let response: Response;
+    if (tracingEnabled()) {
+      const span = startSpan(method, {
+        kind: "server",
+        parent: extractTraceContext(request.headers),
+        attributes: {
+          "http.request.method": method,
+          "url.path": pathOf(request.url),
+          "service.component": options.name,
+        },
+      });
+      try {
+        response = await runInSpan(span, () => answer(request, env));
+      } catch (error) {
+        failSpan(span, error);
+        span.end();
+        throw error;
+      }
+      const route = (request as RoutedRequest)[kRoute];
+      if (route !== undefined) {
+        span.setAttribute("http.route", route);
+        span.updateName(`${method} ${route}`);
+      }
+      span.setAttribute("http.response.status_code", response.status);
+      if (response.status >= 500) failSpan(span, new Error(`HTTP ${response.status}`));
+      span.end();
+    } else {
+      response = await answer(request, env);
+    }
+    if (observe !== undefined) {
+      try {
+        observe({
+          method,
+          route: (request as RoutedRequest)[kRoute],
+          status: response.status,
+          seconds: (performance.now() - started) / 1000,
+          env,
+        });
+      } catch (error) {
+        log.error("request observer failed", { error });
+      }
+    }
+    return response;
+  };
+
   const app: App = {
     name: options.name,
     log,
@@ -304,22 +408,10 @@ export function createApp(options: AppOptions): App {
       }
       return app;
     },
-    async fetch(request, env = {}) {
-      const requestId = requestIdOf(request);
-      try {
-        const response: Response | undefined = await router.fetch(request, env, requestId);
-        if (!response) throw new HttpError(404, "not_found", "Not Found");
-        return withRequestId(response, requestId);
-      } catch (error) {
-        if (error instanceof HttpError) return withRequestId(error.toResponse(), requestId);
-        log.error("unhandled error", { request_id: requestId, method: request.method, error });
-        const body = {
-          detail: "Internal Server Error",
-          code: "internal_error",
-          request_id: requestId,
-        };
-        return withRequestId(json(body, { status: 500 }), requestId);
-      }
+    fetch(request, env = {}) {
+      // Off (no observer, no tracing) this is the whole cost of both: one branch.
+      if (observe === undefined && !tracingEnabled()) return answer(request, env);
+      return instrumented(request, env);
     },
     openapi() {
       return buildOpenApi(options, registered);

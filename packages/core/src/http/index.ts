@@ -8,6 +8,7 @@ export {
   type HttpMethod,
   json,
   queryObject,
+  type RequestObservation,
   type ResponseSpec,
   type RouteContext,
   type RouteDefinition,
@@ -31,6 +32,7 @@ export {
   type LogLevel,
   redact,
   redactText,
+  registerLogSecret,
 } from "./logger.js";
 export {
   type FetchHandler,

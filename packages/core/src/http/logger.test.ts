@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createLogger, redact, redactText } from "./logger.js";
+import { generateMnemonic } from "../signing/keys.js";
+import { createLogger, redact, redactText, registerLogSecret } from "./logger.js";
 
 describe("logger", () => {
   it("redacts secret-named fields at any depth", () => {
@@ -36,5 +37,28 @@ describe("logger", () => {
       challenge_token: "[redacted]",
     });
     expect(lines[0]).not.toContain("secret-value");
+  });
+
+  it("cuts the platform's token shapes and mnemonics out of free text, not ordinary words", () => {
+    const token = `ct_${"A1b2-C3d4_".repeat(5)}`;
+    expect(redactText(`the challenge refused ${token} twice`)).toBe(
+      "the challenge refused [redacted] twice",
+    );
+    const mnemonic = generateMnemonic();
+    expect(redactText(`restore with ${mnemonic} please`)).not.toContain(mnemonic.split(" ")[3]);
+    const prose =
+      "the master could not reach the challenge because the connection was refused by the peer";
+    expect(redactText(prose)).toBe(prose);
+  });
+
+  it("never writes a registered secret, whatever field or message carries it", () => {
+    const secret = 'operator-chosen "admin" token';
+    registerLogSecret(secret);
+    registerLogSecret("short"); // too short to register: ordinary words stay
+    const lines: string[] = [];
+    const log = createLogger({ name: "svc", write: (line) => lines.push(line) });
+    log.info(`failed with ${secret}`, { detail: { note: secret }, word: "short" });
+    expect(lines[0]).not.toContain("operator-chosen");
+    expect(lines[0]).toContain('"word":"short"');
   });
 });

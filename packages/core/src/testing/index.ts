@@ -7,6 +7,12 @@
 
 export { importWithVersion } from "./import-with-version.js";
 export { isCi } from "./is-ci.js";
+export {
+  findPostgresBinaries,
+  type PostgresBinaries,
+  type PrivatePostgres,
+  startPrivatePostgres,
+} from "./private-postgres.js";
 export { type TestBackendsOptions, testBackends } from "./test-backends.js";
 export {
   type CreateTestDatabaseOptions,

@@ -60,6 +60,7 @@ export function registerBrokerRoutes(
     sql: context.database.sql,
     store,
     log: context.log.child({ component: "broker" }),
+    metrics: context.metrics,
     ...(options.docker ? { docker: options.docker } : {}),
   });
   brokers.set(context, broker);

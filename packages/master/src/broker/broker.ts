@@ -6,11 +6,14 @@ import {
   type BrokerRunRequest,
   type BrokerRunResponse,
   HttpError,
+  isHttpError,
   type Logger,
   type Sql,
+  withSpan,
 } from "@platform/core";
 import Docker from "dockerode";
 import type { BrokerConfig } from "../config.js";
+import type { BrokerRunOutcome, MasterMetrics } from "../ops/master-metrics.js";
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { ChallengeStore } from "../registry/challenge-store.js";
 import { BrokerReaper, type ReapReport } from "./broker-reaper.js";
@@ -32,6 +35,8 @@ export interface BrokerOptions {
   log: Logger;
   /** A Docker client (default: DOCKER_HOST with its TLS settings, else the local socket). */
   docker?: Docker;
+  /** Where runs are counted (platform_broker_runs_total, platform_broker_running, ...). */
+  metrics?: MasterMetrics;
 }
 
 /**
@@ -48,6 +53,7 @@ export class Broker {
   /** This process, as the runner of the rows it admits. */
   readonly runner = randomUUID();
   private readonly log: Logger;
+  private readonly metrics: MasterMetrics | undefined;
   private readonly execution: WorkloadExecution;
   private readonly listing: WorkloadListing;
   private readonly reaper: BrokerReaper;
@@ -55,6 +61,7 @@ export class Broker {
   constructor(options: BrokerOptions) {
     this.config = options.config;
     this.log = options.log;
+    this.metrics = options.metrics;
     this.ledger = new RunLedger(options.sql);
     // dockerode reads DOCKER_HOST (unix, tcp with DOCKER_TLS_VERIFY / DOCKER_CERT_PATH, ssh) as the docker CLI does.
     const docker = options.docker ?? new Docker();
@@ -99,25 +106,75 @@ export class Broker {
     return (await this.facts()).nvidia;
   }
 
-  /** Validate, admit and run one workload for `challenge`; the answer once it has ended. */
-  async run(
+  /**
+   * Validate, admit and run one workload for `challenge`; the answer once it has ended. Counted
+   * by outcome, and with tracing on a span inside the caller's request (its traceparent).
+   */
+  run(
     challenge: ChallengeRow,
     request: BrokerRunRequest,
     signal?: AbortSignal,
   ): Promise<BrokerRunResponse> {
-    const spec = await admitWorkload(
-      {
-        config: this.config,
-        executor: this.executor,
-        ledger: this.ledger,
-        runner: this.runner,
-        facts: () => this.facts(),
-        gpuHost: () => this.gpuHost(),
+    return withSpan("broker run workload", () => this.measuredRun(challenge, request, signal), {
+      attributes: {
+        "platform.challenge.slug": challenge.slug,
+        "container.image.name": request.image,
+        "platform.task.job_id": request.job_id,
       },
-      challenge,
-      request,
-    );
-    return this.execution.run(spec, signal);
+    });
+  }
+
+  private async measuredRun(
+    challenge: ChallengeRow,
+    request: BrokerRunRequest,
+    signal?: AbortSignal,
+  ): Promise<BrokerRunResponse> {
+    const slug = challenge.slug;
+    let spec: Awaited<ReturnType<typeof admitWorkload>>;
+    try {
+      spec = await admitWorkload(
+        {
+          config: this.config,
+          executor: this.executor,
+          ledger: this.ledger,
+          runner: this.runner,
+          facts: () => this.facts(),
+          gpuHost: () => this.gpuHost(),
+        },
+        challenge,
+        request,
+      );
+    } catch (error) {
+      const status = isHttpError(error) ? error.status : 500;
+      const outcome = status === 429 ? "quota" : status < 500 ? "refused" : "error";
+      this.metrics?.brokerRunEnded(slug, outcome, 0, false);
+      throw error;
+    }
+    const started = performance.now();
+    this.metrics?.brokerRunStarted(slug);
+    let outcome: BrokerRunOutcome = "error";
+    try {
+      const result = await this.execution.run(spec, signal);
+      outcome = signal?.aborted
+        ? "aborted"
+        : result.timed_out
+          ? "timed_out"
+          : result.oom_killed
+            ? "oom_killed"
+            : result.returncode === 0
+              ? "succeeded"
+              : "exited_nonzero";
+      return result;
+    } catch (error) {
+      outcome = signal?.aborted
+        ? "aborted"
+        : isHttpError(error) && error.code === "workload_removed"
+          ? "removed"
+          : "error";
+      throw error;
+    } finally {
+      this.metrics?.brokerRunEnded(slug, outcome, (performance.now() - started) / 1000, true);
+    }
   }
 
   /** The caller's workloads (verified by label), optionally of one job. */

@@ -2,6 +2,7 @@
 // handlers (passthrough and signed upload) skip the forward when it left early, and abort the
 // exchange when it leaves during it, as the kit's routes do through the request's signal.
 import type { ServerResponse } from "node:http";
+import type { ProxyObservation } from "./_proxy-observation.js";
 import type { UpstreamResponseWriter } from "./_upstream-response-writer.js";
 
 export class ClientWatch {
@@ -9,10 +10,12 @@ export class ClientWatch {
   gone = false;
   private writer: UpstreamResponseWriter | undefined;
 
-  constructor(res: ServerResponse) {
+  /** `observation` hears of a client that left before any answer (its 499). */
+  constructor(res: ServerResponse, observation?: ProxyObservation) {
     res.once("close", () => {
       if (res.writableFinished) return;
       this.gone = true;
+      observation?.clientLeft();
       this.writer?.clientLeft();
     });
   }

@@ -12,6 +12,7 @@ import {
   signedRequestStatus,
 } from "@platform/core";
 import { activeUpstream, noActiveChallenge } from "./_active-upstream.js";
+import type { ProxyObservation } from "./_proxy-observation.js";
 import { createSignatureVerifier, type SignatureVerifier } from "./_signature-verifier.js";
 import {
   bridgeRequestHeaders,
@@ -96,6 +97,8 @@ export interface UploadToAdmit {
   slug: string;
   filename: string | undefined;
   identity: ForwardIdentity;
+  /** Told the slug once the challenge is found active (its metrics label). */
+  observation?: ProxyObservation;
 }
 
 /** An admitted upload: where it goes and the headers it goes with. */
@@ -140,6 +143,7 @@ export async function admitUpload(
   if (!verified.ok) throw signatureRefused(verified.code, verified.message);
 
   const { row, base } = await activeUpstream(deps.store, slug);
+  upload.observation?.known(slug);
   if (!(await deps.nonces.reserve(verified.hotkey, verified.nonce))) {
     throw new HttpError(
       409,

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { REQUEST_ID_HEADER } from "@platform/core";
 import { type Dispatcher, util } from "undici";
+import type { ProxyObservation } from "./_proxy-observation.js";
 import { upstreamResponseHeaderObject } from "./forward-headers.js";
 import {
   forwardedReason,
@@ -25,6 +26,8 @@ export interface UpstreamResponseWriterOptions {
   body: { destroy(): void } | null;
   /** Answer an error (an HttpError) as the kit would; only called before anything was written. */
   fail(error: unknown): void;
+  /** Hears the challenge's status when its head is written (metrics, the request's span). */
+  observation?: ProxyObservation;
 }
 
 interface Head {
@@ -147,6 +150,7 @@ export class UpstreamResponseWriter implements Dispatcher.DispatchHandler {
     // bytes would be parsed as the next request (as core's adapter does).
     if (!req.complete && !BODYLESS_METHODS.has(this.method)) head.headers.connection = "close";
     res.writeHead(head.status, head.reason || undefined, head.headers);
+    this.options.observation?.upstreamAnswered(head.status);
   }
 
   // A small answer usually arrives whole, in one read from the challenge: its head, body and

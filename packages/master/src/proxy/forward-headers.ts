@@ -1,3 +1,5 @@
+import { injectTraceHeaders } from "@platform/core";
+
 /**
  * The request headers the forwarding rules read: a web `Headers` (the kit's routes) or a view
  * of a node request's raw headers with the same semantics (the native passthrough).
@@ -98,7 +100,10 @@ function forwardedFor(
   return chain.length ? chain.join(", ") : undefined;
 }
 
-/** The headers the master sets on every forwarded request (proxy marker, slug, X-Forwarded-*). */
+/**
+ * The headers the master sets on every forwarded request (proxy marker, slug, X-Forwarded-*,
+ * and with tracing on the active span's `traceparent`).
+ */
 export function platformHeaders(
   incoming: RequestHeaderReader,
   identity: ForwardIdentity,
@@ -115,6 +120,9 @@ export function platformHeaders(
   if (host) out["x-forwarded-host"] = host;
   const chain = forwardedFor(incoming.get("x-forwarded-for"), identity.remoteAddress);
   if (chain) out["x-forwarded-for"] = chain;
+  // Tracing on: the challenge continues the master's span (W3C traceparent), replacing the
+  // client's; off, a client's traceparent passes as any other header (one branch here).
+  injectTraceHeaders(out);
   return out;
 }
 
@@ -218,14 +226,17 @@ export interface BridgeCredentials {
   filename?: string | undefined;
 }
 
-// Client headers a bridge request keeps: content negotiation only. Everything else, the miner
-// signature headers included, stays at the master: the bridge trusts the verified ones.
+// Client headers a bridge request keeps: content negotiation, and the client's W3C trace context
+// (replaced by the master's own when it traces). Everything else, the miner signature headers
+// included, stays at the master: the bridge trusts the verified ones.
 const BRIDGE_KEPT = [
   "content-type",
   "accept",
   "accept-encoding",
   "accept-language",
   "user-agent",
+  "traceparent",
+  "tracestate",
 ] as const;
 
 /**

@@ -217,6 +217,9 @@ describe("native passthrough", () => {
   const DECLINED: [string, string, number][] = [
     ["a blocked path", "/challenges/live/health", 403],
     ["a blocked spelling", "/challenges/live/%2568ealth", 403],
+    ["the readiness probe", "/challenges/live/readyz", 403],
+    ["the liveness probe, respelled", "/challenges/live/%256civez", 403],
+    ["the scrape path", "/challenges/live/a/../metrics", 403],
     ["malformed percent-encoding (the kit's 422)", "/challenges/live/%ff", 422],
     ["non-UTF-8 once decoded", "/challenges/live/%25ff", 400],
     ["a control character once decoded", "/challenges/live/a%00", 400],

@@ -6,6 +6,7 @@ import { ClientWatch } from "./_client-watch.js";
 import { writeKitErrorAnswer } from "./_kit-error-answer.js";
 import { kitRoutesToPassthrough } from "./_kit-route-match.js";
 import { nodeRequestBody } from "./_node-request-body.js";
+import { observe } from "./_proxy-observation.js";
 import { RawRequestHeaders } from "./_raw-request-headers.js";
 import { UpstreamResponseWriter } from "./_upstream-response-writer.js";
 import { passthroughRequestHeaders } from "./forward-headers.js";
@@ -65,11 +66,17 @@ async function forward(
   // requestIdOf reads only `request.headers.get`, which RawRequestHeaders has with Headers'
   // semantics: the same id for the same headers.
   const requestId = requestIdOf({ headers } as unknown as Request);
-  const client = new ClientWatch(res);
-  const fail = (error: unknown) =>
+  // Metrics and (tracing on) this request's span; a shared no-op when both are off.
+  const observation = observe(deps, "passthrough", headers);
+  observation.names(target.slug);
+  const client = new ClientWatch(res, observation);
+  const fail = (error: unknown) => {
+    observation.refused(error);
     void writeKitErrorAnswer(res, method, error, requestId, deps.log);
+  };
   try {
     const { base } = await activeUpstream(deps.store, target.slug);
+    observation.known(target.slug);
     if (client.gone) return;
     const forwarded = bodyToForward(method, headers, true);
     const body = forwarded.forward ? nodeRequestBody(req) : null;
@@ -81,21 +88,25 @@ async function forward(
       upstream: deps.upstream,
       body,
       fail,
+      observation,
     });
     client.follow(writer);
     const identity = { slug: target.slug, requestId, remoteAddress: req.socket.remoteAddress };
+    const forwardedHeaders = passthroughRequestHeaders(
+      headers,
+      identity,
+      forwarded.contentLength,
+      deps.isMasterCredential,
+    );
+    // Tracing on: the challenge continues this request's span.
+    observation.inject(forwardedHeaders);
     deps.upstream.dispatch(
       {
         slug: target.slug,
         base,
         target: `${target.path}${target.query}`,
         method,
-        headers: passthroughRequestHeaders(
-          headers,
-          identity,
-          forwarded.contentLength,
-          deps.isMasterCredential,
-        ),
+        headers: forwardedHeaders,
         body,
       },
       writer,

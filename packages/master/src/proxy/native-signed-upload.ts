@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Logger, type NodeHandler, requestIdOf } from "@platform/core";
 import { ClientWatch } from "./_client-watch.js";
 import { writeKitErrorAnswer } from "./_kit-error-answer.js";
+import { observe } from "./_proxy-observation.js";
 import { RawRequestHeaders } from "./_raw-request-headers.js";
 import {
   admitUpload,
@@ -82,11 +83,19 @@ async function answer(
   const { req, res, headers, slug } = upload;
   // requestIdOf reads only `request.headers.get`, as in the native passthrough.
   const requestId = requestIdOf({ headers } as unknown as Request);
-  const fail = (error: unknown) =>
+  // Metrics and (tracing on) this upload's span; a shared no-op when both are off.
+  const observation = observe(deps, "upload", headers);
+  observation.names(slug);
+  const fail = (error: unknown) => {
+    observation.refused(error);
     void writeKitErrorAnswer(res, "POST", error, requestId, deps.log);
-  const client = new ClientWatch(res);
+  };
+  const client = new ClientWatch(res, observation);
   const body = await readDeclaredBody(req, upload.length);
-  if (body === null) return; // the client went away mid-body: nobody to answer
+  if (body === null) {
+    observation.clientLeft();
+    return; // the client went away mid-body: nobody to answer
+  }
   try {
     const admitted = await admitUpload(deps, verify, {
       headers,
@@ -95,7 +104,10 @@ async function answer(
       slug,
       filename: upload.filename,
       identity: { slug, requestId, remoteAddress: req.socket.remoteAddress },
+      observation,
     });
+    // Tracing on: the challenge's bridge handler continues this upload's span.
+    observation.inject(admitted.headers);
     deps.log.info("submission upload verified", { request_id: requestId, ...admitted.logFields });
     if (client.gone) return;
     const writer = new UpstreamResponseWriter({
@@ -106,6 +118,7 @@ async function answer(
       upstream: deps.upstream,
       body: null,
       fail,
+      observation,
     });
     client.follow(writer);
     deps.upstream.dispatch(

@@ -7,8 +7,10 @@ import {
   type RouteContext,
   type ServerEnv,
 } from "@platform/core";
+import type { MasterMetrics } from "../ops/master-metrics.js";
 import type { ChallengeStore } from "../registry/challenge-store.js";
 import { activeUpstream } from "./_active-upstream.js";
+import { observe, type ProxyObservation } from "./_proxy-observation.js";
 import { streamedBody } from "./_request-body.js";
 import {
   type ForwardIdentity,
@@ -25,6 +27,31 @@ export interface ProxyDependencies {
   upstream: UpstreamClient;
   /** True for an Authorization carrying the master's admin token: never forwarded. */
   isMasterCredential?: MasterCredentialCheck;
+  /** Where proxied requests are counted (platform_proxy_requests_total, ...); none counts nothing. */
+  metrics?: MasterMetrics;
+}
+
+/**
+ * Run a kit route's forward under one observation: the challenge's status when it answers,
+ * the refusal when it throws (499 when the client left first). The kit's own server span covers
+ * the request, so the observation makes none.
+ */
+export async function observedForward(
+  deps: ProxyDependencies,
+  kind: "passthrough" | "upload",
+  signal: AbortSignal,
+  forward: (observation: ProxyObservation) => Promise<Response>,
+): Promise<Response> {
+  const observation = observe(deps, kind, undefined);
+  try {
+    const response = await forward(observation);
+    observation.upstreamAnswered(response.status);
+    return response;
+  } catch (error) {
+    if (signal.aborted) observation.clientLeft();
+    else observation.refused(error);
+    throw error;
+  }
 }
 
 /** Methods the passthrough forwards. */
@@ -89,10 +116,12 @@ export function forwardIdentity(ctx: RouteContext, slug: string): ForwardIdentit
  * with the query unchanged; bodies and responses stream both ways.
  */
 export function registerPassthroughRoutes(app: App, deps: ProxyDependencies): void {
-  const forward = async (ctx: RouteContext) => {
+  const forward = async (ctx: RouteContext, observation: ProxyObservation) => {
     const target = parseProxyTarget(ctx.env.rawTarget ?? `${ctx.url.pathname}${ctx.url.search}`);
+    observation.names(target.slug);
     if (isBlockedProxySegments(target.segments)) throw blockedPath();
     const { base } = await activeUpstream(deps.store, target.slug);
+    observation.known(target.slug);
     const { body, contentLength } = forwardedBody(ctx.request, ctx.env);
     return deps.upstream.send({
       slug: target.slug,
@@ -110,7 +139,10 @@ export function registerPassthroughRoutes(app: App, deps: ProxyDependencies): vo
     });
   };
   // A refused request's body is never read: core's adapter closes that connection instead.
-  const handler = (ctx: RouteContext) => forward(ctx);
+  const handler = (ctx: RouteContext) =>
+    observedForward(deps, "passthrough", ctx.request.signal, (observation) =>
+      forward(ctx, observation),
+    );
   // native-passthrough.ts takes these same requests first on the public listener: see
   // _kit-route-match.ts before changing these paths or mounting anything under /challenges.
   for (const path of PASSTHROUGH_PATHS) {
@@ -120,7 +152,7 @@ export function registerPassthroughRoutes(app: App, deps: ProxyDependencies): vo
       body: "stream",
       summary: "Public passthrough to an active challenge",
       description:
-        "Forwards to the challenge's internal base URL. Private paths (/health, /version, /internal, " +
+        "Forwards to the challenge's internal base URL. Private paths (/health, /livez, /readyz, /metrics, /version, /internal, " +
         "benchmark executions) are 403 whatever their spelling; 404 for a challenge that is not active; " +
         "502 when it cannot be reached or times out.",
       tags: ["proxy"],

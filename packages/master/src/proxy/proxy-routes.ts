@@ -16,7 +16,7 @@ import { UpstreamClient } from "./upstream-client.js";
  * @example serve(app.fetch, { nodeHandler: registerProxyRoutes(context) }) // in createMaster
  */
 export function registerProxyRoutes(context: MasterContext): NativePassthrough {
-  const { app, config, database, store, log } = context;
+  const { app, config, database, store, log, metrics } = context;
   const upstream = new UpstreamClient({
     timeoutMs: config.proxy.timeoutMs,
     log: log.child({ component: "proxy" }),
@@ -25,10 +25,11 @@ export function registerProxyRoutes(context: MasterContext): NativePassthrough {
   const isMasterCredential = masterCredentialCheck(config.adminToken);
   // The specific routes first: /v1/challenges/... never reaches the passthrough, but reading
   // the registrations top-down should say so.
-  registerSubmissionStatusRoute(app, { store, upstream, isMasterCredential });
+  registerSubmissionStatusRoute(app, { store, upstream, isMasterCredential, metrics });
   const upload = registerSignedUploadRoute(app, {
     store,
     upstream,
+    metrics,
     nonces,
     uploadLimitBytes: config.proxy.uploadLimitBytes,
     verifyWorkers: config.proxy.verifyWorkers,
@@ -39,7 +40,13 @@ export function registerProxyRoutes(context: MasterContext): NativePassthrough {
     await upload.close();
     await upstream.close();
   });
-  registerPassthroughRoutes(app, { store, upstream, isMasterCredential });
-  const passthrough = createNativePassthrough({ store, upstream, log, isMasterCredential });
+  registerPassthroughRoutes(app, { store, upstream, isMasterCredential, metrics });
+  const passthrough = createNativePassthrough({
+    store,
+    upstream,
+    log,
+    isMasterCredential,
+    metrics,
+  });
   return (req, res) => upload.native(req, res) || passthrough(req, res);
 }

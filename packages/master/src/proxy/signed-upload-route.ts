@@ -8,7 +8,7 @@ import {
   type SignedUploadDependencies,
 } from "./_upload-admission.js";
 import { createNativeSignedUpload } from "./native-signed-upload.js";
-import { forwardIdentity } from "./passthrough-route.js";
+import { forwardIdentity, observedForward } from "./passthrough-route.js";
 
 export {
   BRIDGE_PATH,
@@ -53,31 +53,34 @@ export function registerSignedUploadRoute(
     tags: ["proxy"],
     params: Type.Object({ slug: Type.String() }),
     body: "stream",
-    handler: async (ctx) => {
-      const { slug } = ctx.params;
-      const request = ctx.request;
-      // Refused before reading: the body is never read and the adapter closes the connection.
-      const filename = precheck(request, ctx.url, slug);
-      const body = await readBodyWithLimit(request, deps.uploadLimitBytes);
-      const admitted = await admitUpload(deps, verify, {
-        headers: request.headers,
-        rawTarget: ctx.env.rawTarget ?? `${ctx.url.pathname}${ctx.url.search}`,
-        body,
-        slug,
-        filename,
-        identity: forwardIdentity(ctx, slug),
-      });
-      ctx.log.info("submission upload verified", admitted.logFields);
-      return deps.upstream.send({
-        slug,
-        base: admitted.base,
-        target: BRIDGE_PATH,
-        method: "POST",
-        headers: admitted.headers,
-        body,
-        signal: request.signal,
-      });
-    },
+    handler: (ctx) =>
+      observedForward(deps, "upload", ctx.request.signal, async (observation) => {
+        const { slug } = ctx.params;
+        const request = ctx.request;
+        observation.names(slug);
+        // Refused before reading: the body is never read and the adapter closes the connection.
+        const filename = precheck(request, ctx.url, slug);
+        const body = await readBodyWithLimit(request, deps.uploadLimitBytes);
+        const admitted = await admitUpload(deps, verify, {
+          headers: request.headers,
+          rawTarget: ctx.env.rawTarget ?? `${ctx.url.pathname}${ctx.url.search}`,
+          body,
+          slug,
+          filename,
+          identity: forwardIdentity(ctx, slug),
+          observation,
+        });
+        ctx.log.info("submission upload verified", admitted.logFields);
+        return deps.upstream.send({
+          slug,
+          base: admitted.base,
+          target: BRIDGE_PATH,
+          method: "POST",
+          headers: admitted.headers,
+          body,
+          signal: request.signal,
+        });
+      }),
   });
   const native = createNativeSignedUpload({ ...deps, log: app.log }, verify);
   return { close: verify.close, native };

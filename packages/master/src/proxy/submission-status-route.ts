@@ -3,7 +3,7 @@ import { type App, HttpError } from "@platform/core";
 import { Type } from "@sinclair/typebox";
 import { activeUpstream } from "./_active-upstream.js";
 import { passthroughRequestHeaders } from "./forward-headers.js";
-import { forwardIdentity, type ProxyDependencies } from "./passthrough-route.js";
+import { forwardIdentity, observedForward, type ProxyDependencies } from "./passthrough-route.js";
 import { encodeSegment } from "./proxy-path.js";
 
 /** Longest submission id the master forwards (ids are uuids or integers in practice). */
@@ -24,33 +24,36 @@ export function registerSubmissionStatusRoute(app: App, deps: ProxyDependencies)
     description: "The body is defined by the challenge and returned unchanged.",
     tags: ["proxy"],
     params: Type.Object({ challenge_name: Type.String(), submission_id: Type.String() }),
-    handler: async (ctx) => {
-      const slug = ctx.params.challenge_name;
-      const id = plainProxySegment(ctx.params.submission_id);
-      if (id === null || id.length > MAX_SUBMISSION_ID_LENGTH) {
-        throw new HttpError(
-          400,
-          "invalid_submission_id",
-          "The submission id must be one plain path segment",
+    handler: (ctx) =>
+      observedForward(deps, "passthrough", ctx.request.signal, async (observation) => {
+        const slug = ctx.params.challenge_name;
+        observation.names(slug);
+        const id = plainProxySegment(ctx.params.submission_id);
+        if (id === null || id.length > MAX_SUBMISSION_ID_LENGTH) {
+          throw new HttpError(
+            400,
+            "invalid_submission_id",
+            "The submission id must be one plain path segment",
+          );
+        }
+        const { base } = await activeUpstream(deps.store, slug);
+        observation.known(slug);
+        const { query } = splitProxyTarget(
+          ctx.env.rawTarget ?? `${ctx.url.pathname}${ctx.url.search}`,
         );
-      }
-      const { base } = await activeUpstream(deps.store, slug);
-      const { query } = splitProxyTarget(
-        ctx.env.rawTarget ?? `${ctx.url.pathname}${ctx.url.search}`,
-      );
-      return deps.upstream.send({
-        slug,
-        base,
-        target: `/v1/submissions/${encodeSegment(id)}${query}`,
-        method: "GET",
-        headers: passthroughRequestHeaders(
-          ctx.request.headers,
-          forwardIdentity(ctx, slug),
-          undefined,
-          deps.isMasterCredential,
-        ),
-        signal: ctx.request.signal,
-      });
-    },
+        return deps.upstream.send({
+          slug,
+          base,
+          target: `/v1/submissions/${encodeSegment(id)}${query}`,
+          method: "GET",
+          headers: passthroughRequestHeaders(
+            ctx.request.headers,
+            forwardIdentity(ctx, slug),
+            undefined,
+            deps.isMasterCredential,
+          ),
+          signal: ctx.request.signal,
+        });
+      }),
   });
 }

@@ -120,6 +120,14 @@ export class ChallengeStore {
     return row;
   }
 
+  /**
+   * Whether the proxy's cache holds `slug` as active right now, without a query: a metric's
+   * label for a request refused before its challenge was looked up.
+   */
+  cachedActive(slug: string): boolean {
+    return Boolean(this.active.get(slug));
+  }
+
   /** Every challenge (optionally only some statuses), by slug. */
   async list(statuses?: readonly ChallengeStatus[]): Promise<ChallengeRow[]> {
     if (statuses) {

@@ -1,4 +1,4 @@
-import { ChallengeWeightsResponse, validateValue } from "@platform/core";
+import { ChallengeWeightsResponse, injectTraceHeaders, validateValue } from "@platform/core";
 import { type Dispatcher, request } from "undici";
 
 /** The challenge route the master polls for weights (spec: /internal/v1 prefix). */
@@ -93,16 +93,19 @@ async function attempt(
 ): Promise<ChallengeWeightsResponse> {
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const headers: Record<string, string> = {
+    accept: "application/json",
+    authorization: `Bearer ${options.token}`,
+    [SLUG_HEADERS[0]]: options.slug,
+    [SLUG_HEADERS[1]]: options.slug,
+    "user-agent": options.userAgent ?? "platform-master",
+  };
+  // Tracing on: the challenge's get_weights continues the collection's trace.
+  injectTraceHeaders(headers);
   try {
     const response = await request(url, {
       method: "GET",
-      headers: {
-        accept: "application/json",
-        authorization: `Bearer ${options.token}`,
-        [SLUG_HEADERS[0]]: options.slug,
-        [SLUG_HEADERS[1]]: options.slug,
-        "user-agent": options.userAgent ?? "platform-master",
-      },
+      headers,
       signal,
       ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     });

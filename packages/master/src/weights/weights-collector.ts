@@ -1,5 +1,6 @@
-import { HttpError, type Logger } from "@platform/core";
+import { HttpError, type Logger, withSpan } from "@platform/core";
 import { Agent } from "undici";
+import type { MasterMetrics } from "../ops/master-metrics.js";
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { ChallengeStore } from "../registry/challenge-store.js";
 import {
@@ -48,6 +49,8 @@ export interface WeightsCollectorOptions {
    * the policy (or written around the admin API) never sends it to a metadata address.
    */
   internalUrlPolicy?: InternalUrlPolicy;
+  /** Where collections are counted (platform_weights_collections_total, ...). */
+  metrics?: MasterMetrics;
 }
 
 /**
@@ -70,7 +73,8 @@ export class WeightsCollector {
   collect(): Promise<StoredWeightsSnapshot> {
     if (this.stopped)
       return Promise.reject(new HttpError(503, "master_closing", "The master is shutting down"));
-    this.running ??= this.run().finally(() => {
+    // With tracing on, one trace per collection: each challenge's get_weights continues it.
+    this.running ??= withSpan("weights collection", () => this.run()).finally(() => {
       this.running = undefined;
     });
     return this.running;
@@ -172,6 +176,9 @@ export class WeightsCollector {
       failure_policy: settings.failurePolicy,
       collection,
     });
+    const { metrics } = this.options;
+    for (const entry of collection.challenges) metrics?.weightsCollection(entry.slug, entry.status);
+    metrics?.weightsCollected((performance.now() - t0) / 1000);
     for (const entry of collection.challenges) {
       if (entry.status === "failed")
         log.warn("challenge weights collection failed", {

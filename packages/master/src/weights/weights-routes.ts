@@ -70,6 +70,7 @@ export function registerWeightsRoutes(context: MasterContext): WeightsService {
     metagraph,
     log: log.child({ component: "weights" }),
     internalUrlPolicy: config.internalUrlPolicy,
+    metrics: context.metrics,
     settings: {
       intervalMs: settings.intervalSeconds * 1000,
       timeoutMs: settings.timeoutMs,
@@ -90,6 +91,21 @@ export function registerWeightsRoutes(context: MasterContext): WeightsService {
     collector.start();
   });
   context.onClose(() => collector.stop());
+  // Read from the database at scrape time: replicas share it, and one that skipped a round
+  // (another had just collected) must not report a stale time.
+  context.metrics.gauge({
+    name: "platform_weights_last_snapshot_timestamp_seconds",
+    help: "Unix time of the newest weights snapshot in the database (any replica's)",
+    async collect() {
+      try {
+        const at = await snapshots.latestTimestampSeconds();
+        if (at === null) this.reset();
+        else this.set(at);
+      } catch {
+        // The database is away: keep the last value (platform_ready says why), not a 500.
+      }
+    },
+  });
 
   const before = [requireAdminToken(config.adminToken)];
 

@@ -115,6 +115,13 @@ export class WeightsSnapshotStore {
     return rows.map(fromRow);
   }
 
+  /** Unix time (seconds) the newest snapshot was computed, or null before the first. */
+  async latestTimestampSeconds(): Promise<number | null> {
+    const [row] = await this.sql<{ at: number }[]>`
+      select extract(epoch from computed_at)::float8 as at from weight_snapshots order by id desc limit 1`;
+    return row ? row.at : null;
+  }
+
   /** Seconds since the newest snapshot by the database's clock (replicas may disagree on theirs), or null. */
   async latestAgeSeconds(): Promise<number | null> {
     const [row] = await this.sql<{ age: number }[]>`

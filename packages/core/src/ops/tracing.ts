@@ -1,0 +1,289 @@
+// OpenTelemetry traces for every server of the platform: off unless the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, and then the
+// OpenTelemetry Node SDK reads the other OTEL_* variables (protocol, headers, service name,
+// sampler, resource attributes) as it documents them. Spans are made by hand where a request
+// crosses a boundary (the app kit, the master's proxy, the SDK's job queue and broker client,
+// database queries): no automatic instrumentation patches node's modules.
+//
+// Off, every helper here is one branch on a module boolean: no context lookup, no allocation.
+import {
+  type Context,
+  context,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
+
+let enabled = false;
+let tracer: Tracer | undefined;
+let active: Promise<Tracing> | undefined;
+let provider: { forceFlush(): Promise<void>; shutdown(): Promise<void> } | undefined;
+
+/** A span processor, as `@opentelemetry/sdk-trace-base` defines one (tests pass an in-memory one). */
+export interface TraceSpanProcessor {
+  forceFlush(): Promise<void>;
+  shutdown(): Promise<void>;
+  onStart(span: never, parentContext: Context): void;
+  onEnd(span: never): void;
+}
+
+/** Options of {@link startTracing}. */
+export interface StartTracingOptions {
+  /** `service.name` of every span, unless OTEL_SERVICE_NAME says otherwise. */
+  serviceName: string;
+  /** Where OTEL_EXPORTER_OTLP_ENDPOINT is read (default `process.env`). */
+  env?: Record<string, string | undefined>;
+  /**
+   * Span processors to use instead of the exporter the OTEL_* variables configure; tracing is
+   * then on whatever the environment says (tests pass a SimpleSpanProcessor over an
+   * InMemorySpanExporter from `@opentelemetry/sdk-trace-base`).
+   */
+  spanProcessors?: TraceSpanProcessor[];
+}
+
+/** Tracing as started: whether it is on, and how to flush or stop it. */
+export interface Tracing {
+  readonly enabled: boolean;
+  /** Export what is buffered now (before a process exits). */
+  flush(): Promise<void>;
+  /** Flush, then stop: spans are no longer made. */
+  shutdown(): Promise<void>;
+}
+
+const OFF: Tracing = {
+  enabled: false,
+  flush: async () => {},
+  shutdown: async () => {},
+};
+
+/** Whether the environment asks for traces: an OTLP endpoint is set and the SDK is not disabled. */
+export function tracingRequested(env: Record<string, string | undefined> = process.env): boolean {
+  if ((env["OTEL_SDK_DISABLED"] ?? "").trim().toLowerCase() === "true") return false;
+  if ((env["OTEL_TRACES_EXPORTER"] ?? "").trim().toLowerCase() === "none") return false;
+  return Boolean(
+    env["OTEL_EXPORTER_OTLP_ENDPOINT"]?.trim() || env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]?.trim(),
+  );
+}
+
+/**
+ * Start tracing for this process, once: the first call decides (later calls get the same
+ * answer), so a library that calls it (createMaster, a challenge's start) never overrides the
+ * process's own setup. Off unless an OTLP endpoint is configured or `spanProcessors` are given;
+ * the OpenTelemetry SDK is only loaded when on.
+ * @example await startTracing({ serviceName: "my-challenge" }); // OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318
+ */
+export function startTracing(options: StartTracingOptions): Promise<Tracing> {
+  active ??= begin(options);
+  return active;
+}
+
+async function begin(options: StartTracingOptions): Promise<Tracing> {
+  if (!options.spanProcessors && !tracingRequested(options.env)) return OFF;
+  const { NodeSDK } = await import("@opentelemetry/sdk-node");
+  const env = options.env ?? process.env;
+  const sdk = new NodeSDK({
+    serviceName: env["OTEL_SERVICE_NAME"]?.trim() || options.serviceName,
+    // Traces only: metrics are Prometheus' (/metrics), logs are JSON lines on stderr.
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [],
+    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors as never[] } : {}),
+  });
+  sdk.start();
+  const registered = trace.getTracerProvider() as unknown as {
+    getDelegate?: () => { forceFlush?: () => Promise<void> };
+  };
+  const delegate = registered.getDelegate?.();
+  provider = {
+    forceFlush: async () => {
+      await delegate?.forceFlush?.();
+    },
+    shutdown: () => sdk.shutdown(),
+  };
+  tracer = trace.getTracer("@platform/core");
+  enabled = true;
+  let stopped: Promise<void> | undefined;
+  return {
+    enabled: true,
+    flush: () => flushTracing(),
+    shutdown: () =>
+      (stopped ??= (async () => {
+        enabled = false;
+        await sdk.shutdown();
+      })()),
+  };
+}
+
+/** True once {@link startTracing} turned tracing on: the one branch every helper takes first. */
+export function tracingEnabled(): boolean {
+  return enabled;
+}
+
+/** Export the spans buffered so far (no-op when tracing is off). */
+export async function flushTracing(): Promise<void> {
+  if (enabled) await provider?.forceFlush();
+}
+
+/** The tracer spans are made with (only call when {@link tracingEnabled}). */
+export function platformTracer(): Tracer {
+  tracer ??= trace.getTracer("@platform/core");
+  return tracer;
+}
+
+/** A header reader: web `Headers`, or anything with `get(name)` (a node request's raw view). */
+export interface TraceHeaderReader {
+  get(name: string): string | null | undefined;
+}
+
+const HEADER_GETTER = {
+  get: (carrier: TraceHeaderReader, key: string) => carrier.get(key) ?? undefined,
+  keys: () => ["traceparent", "tracestate"],
+};
+
+const RECORD_SETTER = {
+  set: (carrier: Record<string, string>, key: string, value: string) => {
+    carrier[key] = value;
+  },
+};
+
+/** The context a request's `traceparent`/`tracestate` headers carry (W3C), over the active one. */
+export function extractTraceContext(headers: TraceHeaderReader): Context {
+  return propagation.extract(context.active(), headers, HEADER_GETTER);
+}
+
+/**
+ * Write the active span's `traceparent` (and `tracestate`) into `headers`, so the next service
+ * continues this trace. No-op when tracing is off or no span is active.
+ */
+export function injectTraceHeaders(headers: Record<string, string>): void {
+  if (!enabled) return;
+  propagation.inject(context.active(), headers, RECORD_SETTER);
+}
+
+/**
+ * Write `span`'s `traceparent` (and `tracestate`) into `headers`: for a caller that holds its
+ * span without making it active (a hot path that skips the context switch).
+ */
+export function injectSpanHeaders(span: Span, headers: Record<string, string>): void {
+  if (!enabled) return;
+  propagation.inject(trace.setSpan(context.active(), span), headers, RECORD_SETTER);
+}
+
+/** The active span's `traceparent` header value, or null (tracing off, no span). */
+export function activeTraceparent(): string | null {
+  if (!enabled) return null;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier, RECORD_SETTER);
+  return carrier["traceparent"] ?? null;
+}
+
+/** The context a stored `traceparent` names (a job enqueued during a traced request). */
+export function traceContextOf(traceparent: string | null | undefined): Context {
+  const carrier = { get: (name: string) => (name === "traceparent" ? traceparent : undefined) };
+  return propagation.extract(context.active(), carrier, HEADER_GETTER);
+}
+
+/** Trace and span ids of the active span, for a log line; undefined when none is recording. */
+export function activeTraceIds(): { trace_id: string; span_id: string } | undefined {
+  if (!enabled) return undefined;
+  const span = trace.getActiveSpan();
+  if (!span) return undefined;
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
+/** Attributes a span may carry (OpenTelemetry's scalar values). */
+export type SpanAttributes = Record<string, string | number | boolean | undefined>;
+
+/** Options of {@link withSpan}. */
+export interface WithSpanOptions {
+  kind?: "internal" | "server" | "client" | "producer" | "consumer";
+  attributes?: SpanAttributes;
+  /** The parent (default: the active context). */
+  parent?: Context;
+}
+
+const KINDS = {
+  internal: SpanKind.INTERNAL,
+  server: SpanKind.SERVER,
+  client: SpanKind.CLIENT,
+  producer: SpanKind.PRODUCER,
+  consumer: SpanKind.CONSUMER,
+} as const;
+
+function clean(attributes: SpanAttributes | undefined): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const [key, value] of Object.entries(attributes ?? {}))
+    if (value !== undefined) out[key] = value;
+  return out;
+}
+
+/** Start a span (tracing must be on): the caller ends it. */
+export function startSpan(name: string, options: WithSpanOptions = {}): Span {
+  return platformTracer().startSpan(
+    name,
+    { kind: KINDS[options.kind ?? "internal"], attributes: clean(options.attributes) },
+    options.parent ?? context.active(),
+  );
+}
+
+/** Run `fn` with `span` as the active span. */
+export function runInSpan<T>(span: Span, fn: () => T): T {
+  return context.with(trace.setSpan(context.active(), span), fn);
+}
+
+/** Run `fn` in `parent` (a context from {@link extractTraceContext} or {@link traceContextOf}). */
+export function runInContext<T>(parent: Context, fn: () => T): T {
+  return context.with(parent, fn);
+}
+
+/** Mark a span failed with `error` (its message only: never a value that could hold a secret). */
+export function failSpan(span: Span, error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: message.slice(0, 200) });
+  span.setAttribute("error.type", error instanceof Error ? error.name : typeof error);
+}
+
+/**
+ * Run `fn` in a new span named `name` that ends when `fn` settles (failed if it throws); with
+ * tracing off, just `fn()`.
+ * @example await withSpan("score submission", () => score(id), { attributes: { "job.queue": "score" } });
+ */
+export function withSpan<T>(
+  name: string,
+  fn: () => Promise<T>,
+  options?: WithSpanOptions,
+): Promise<T>;
+export function withSpan<T>(name: string, fn: () => T, options?: WithSpanOptions): T;
+export function withSpan<T>(name: string, fn: () => T, options: WithSpanOptions = {}): T {
+  if (!enabled) return fn();
+  const span = startSpan(name, options);
+  let result: T;
+  try {
+    result = runInSpan(span, fn);
+  } catch (error) {
+    failSpan(span, error);
+    span.end();
+    throw error;
+  }
+  if (result instanceof Promise) {
+    return result.then(
+      (value) => {
+        span.end();
+        return value;
+      },
+      (error: unknown) => {
+        failSpan(span, error);
+        span.end();
+        throw error;
+      },
+    ) as T;
+  }
+  span.end();
+  return result;
+}
+
+export type { Context as TraceContext, Span as TraceSpan };
