@@ -5,6 +5,7 @@ import { type Figure, printFigure, withOtherLoad } from "./_figure.js";
 import { agentEvalEventsFigure } from "./figures/agent-eval-events.js";
 import { agentEvalThroughputFigure } from "./figures/agent-eval-throughput.js";
 import { brokerFigure } from "./figures/broker.js";
+import { chainMetagraphFigure, chainWeightsLatencyFigure } from "./figures/chain.js";
 import { harnessOverheadFigure } from "./figures/harness-overhead.js";
 import { httpKitFigure } from "./figures/http-kit.js";
 import { masterRssFigure } from "./figures/master-rss.js";
@@ -16,6 +17,10 @@ import { sdkSignedPoolFigure } from "./figures/sdk-signed-pool.js";
 import { signedUploadPoolFigure } from "./figures/signed-upload-pool.js";
 import { sr25519VerifyFigure } from "./figures/sr25519-verify.js";
 import { sr25519VerifyPoolFigure } from "./figures/sr25519-verify-pool.js";
+import {
+  timeToWeightAgentEvalFigure,
+  timeToWeightScoringFigure,
+} from "./figures/time-to-weight.js";
 
 const FIGURES: Figure[] = [
   sr25519VerifyFigure,
@@ -32,6 +37,10 @@ const FIGURES: Figure[] = [
   scoringThroughputFigure,
   agentEvalThroughputFigure,
   agentEvalEventsFigure,
+  timeToWeightScoringFigure,
+  timeToWeightAgentEvalFigure,
+  chainMetagraphFigure,
+  chainWeightsLatencyFigure,
 ];
 
 const filters = process.argv.slice(2);

@@ -67,7 +67,9 @@ describe.skipIf(why !== null)("npm start, then a miner submits bundles/good.zip"
     const hotkey = (JSON.parse(key.stdout) as { ss58Address: string }).ss58Address;
 
     const dataDir = mkdtempSync(join(tmpdir(), "cli-dev-scoring-data-"));
-    const child = spawnCli(["dev", "--port", "0", "--data-dir", dataDir, "--json"], {
+    // No local chain: this is the scoring challenge's path to the master's snapshot (the chain's
+    // own path, registration lag included, is dev.test.ts's and the miner e2e's).
+    const child = spawnCli(["dev", "--port", "0", "--data-dir", dataDir, "--json", "--no-chain"], {
       cwd: repo,
       env,
     });

@@ -14,6 +14,7 @@ import {
 import { requireAdminToken } from "./admin/admin-auth.js";
 import { registerAdminPages } from "./admin/admin-pages.js";
 import { brokerOf, registerBrokerRoutes } from "./broker/broker-routes.js";
+import { registerChainRoutes } from "./chain/chain-routes.js";
 import { embeddedDatabaseDir, type MasterConfig } from "./config.js";
 import { registerDashboardRoutes } from "./dashboard/dashboard-routes.js";
 import type { MasterContext } from "./master-context.js";
@@ -185,7 +186,8 @@ export async function createMaster(
   registerRuntimeRoutes(context);
   // The passthrough also runs node-native in front of the public app (same answers, faster).
   const nativePassthrough = registerProxyRoutes(context);
-  registerDashboardRoutes(context, registerWeightsRoutes(context));
+  const chain = registerChainRoutes(context);
+  registerDashboardRoutes(context, registerWeightsRoutes(context, chain?.metagraph));
   // /livez and /readyz on both listeners, /metrics on the admin one (docs/operations.md).
   registerOperationsRoutes(context, { broker: brokerOf(context) });
 

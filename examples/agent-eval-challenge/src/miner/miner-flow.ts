@@ -184,6 +184,54 @@ export async function awaitWeight(miner: Miner, seconds: number): Promise<number
   }
 }
 
+interface ChainWeights {
+  validator: string | null;
+  uid?: number | null;
+  last_confirmed: {
+    block: { number: number; hash: string };
+    uids: number[];
+    weights_u16: number[];
+  } | null;
+}
+
+/**
+ * Through a master that sets weights on chain (`GET /v1/weights/chain`; 404 when it does not):
+ * wait (up to `seconds`) for `hotkey`'s uid to carry a weight in a confirmed submission.
+ */
+export async function awaitChainWeight(miner: Miner, seconds: number): Promise<void> {
+  const master = miner.client.master;
+  if (master === null || seconds <= 0) return;
+  const target = `${master}/v1/weights/chain?hotkey=${encodeURIComponent(miner.pair.address)}`;
+  const deadline = Date.now() + seconds * 1000;
+  let announced = false;
+  for (;;) {
+    const view = await miner.client.get<ChainWeights>(target);
+    if (view === null || view.validator === null) return; // this master sets no weights on chain
+    if (!announced) {
+      say(`chain: waiting up to ${seconds} s for ${master}/v1/weights/chain`);
+      announced = true;
+    }
+    const uid = view.uid;
+    const confirmed = view.last_confirmed;
+    const at = typeof uid === "number" && confirmed ? confirmed.uids.indexOf(uid) : -1;
+    if (at >= 0 && confirmed && (confirmed.weights_u16[at] ?? 0) > 0) {
+      say(
+        `chain: ${miner.pair.address} is uid ${uid}; its weight ${confirmed.weights_u16[at]}/65535 was confirmed in block #${confirmed.block.number} ${confirmed.block.hash}`,
+      );
+      return;
+    }
+    if (Date.now() >= deadline) {
+      say(
+        typeof uid === "number"
+          ? `chain: uid ${uid} has no confirmed weight yet (the validator sets weights once per rate limit)`
+          : "chain: this hotkey has no uid on the subnet yet",
+      );
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
 /** The whole flow. Resolves to the final score (0 when the review did not allow the agent). */
 export async function runAll(
   miner: Miner,
@@ -208,6 +256,7 @@ export async function runAll(
     say(`the run ended ${result.state}: no score`);
     return 0;
   }
-  if (result.score > 0) await awaitWeight(miner, input.waitWeightSeconds);
+  if (result.score > 0 && (await awaitWeight(miner, input.waitWeightSeconds)) !== null)
+    await awaitChainWeight(miner, input.waitWeightSeconds);
   return result.score;
 }

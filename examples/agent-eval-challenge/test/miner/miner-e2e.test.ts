@@ -2,7 +2,8 @@
 // and weights, this challenge on the embedded database with the development verifier), then the
 // README's miner command: dist/miner.js runs the whole flow through the master (submit, env,
 // launch, the review worker, the eval worker with the agents in the agent image) and the good
-// agent's hotkey ends up holding the agent-eval weight in /v1/weights/latest. The escape agent
+// agent's hotkey ends up holding the agent-eval weight in /v1/weights/latest, and on dev's local
+// chain, where the master's validator sets it, confirmed from the block. The escape agent
 // is stopped by the review (it reads run credentials) and ends at 0. Needs `npm run build` and
 // the agent image (agent-image/build.sh), as CI does before the tests.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -145,6 +146,15 @@ describe("the miner's tool against `platform dev` (issue 14, done when)", () => 
       hotkeys: Record<string, number>;
     };
     expect(latest.hotkeys[hotkey]).toBeGreaterThan(0);
+    // platform dev runs a local subtensor: the hotkey got a uid there, and the master's validator
+    // set its weight on chain, confirmed from the block's events.
+    expect(run.output).toMatch(
+      new RegExp(`chain: ${hotkey} is uid \\d+; its weight \\d+/65535 was confirmed in block #\\d+`),
+    );
+    const onChain = (await (
+      await fetch(`${master}/v1/weights/chain?hotkey=${hotkey}`)
+    ).json()) as { uid: number; last_confirmed: { uids: number[] } };
+    expect(onChain.last_confirmed.uids).toContain(onChain.uid);
   }, 300_000);
 
   it("stops agents/escape at the review: no evaluation, final score 0", async () => {

@@ -23,6 +23,7 @@ const ready = (challenges: ReturnType<typeof challenge>[]) =>
     dashboard_url: "http://127.0.0.1:8080/v1/challenges/dashboard.svg",
     admin_token: "adm_x",
     data_dir: "/repo/.platform/dev",
+    chain: null,
     challenges,
   }) as DevReady;
 
@@ -42,5 +43,25 @@ describe("the dev banner", () => {
       expect.stringMatching(/^ {4}shortest-tour {2}http/),
     ]);
     expect(lines[at + 4]).not.toContain("note:");
+  });
+
+  it("prints the local chain and where the master's weights on chain are, only when it runs one", () => {
+    const withChain = devBanner(
+      {
+        ...ready([challenge("scoring", [])]),
+        chain: {
+          url: "ws://127.0.0.1:40001",
+          netuid: 1,
+          validator_hotkey: "5Validator",
+          weights_url: "http://127.0.0.1:8080/v1/weights/chain",
+        },
+      },
+      false,
+    );
+    expect(withChain).toContain("  chain        ws://127.0.0.1:40001  (local subtensor, netuid 1)");
+    expect(withChain).toContain(
+      "  on chain     http://127.0.0.1:8080/v1/weights/chain  (the master's validator 5Validator; miners who score get a uid)",
+    );
+    expect(devBanner(ready([challenge("scoring", [])]), false)).not.toContain("local subtensor");
   });
 });

@@ -1,3 +1,4 @@
+import type { DevChain } from "./_dev-chain.js";
 import type { StartedDevMaster } from "./_dev-master.js";
 import type { StartedChallenge } from "./_dev-start-challenges.js";
 
@@ -13,6 +14,14 @@ export interface DevReady {
   dashboard_url: string;
   admin_token: string;
   data_dir: string;
+  /** The local chain and the master's validator on it; null with --no-chain. */
+  chain: {
+    url: string;
+    netuid: number;
+    validator_hotkey: string;
+    /** The master's view of its weights on chain. */
+    weights_url: string;
+  } | null;
   challenges: {
     slug: string;
     name: string;
@@ -31,6 +40,7 @@ export function devReady(
   master: StartedDevMaster,
   dataDir: string,
   started: readonly StartedChallenge[],
+  chain?: DevChain,
 ): DevReady {
   return {
     status: "ready",
@@ -42,6 +52,14 @@ export function devReady(
     dashboard_url: `${master.url}/v1/challenges/dashboard.svg`,
     admin_token: master.adminToken,
     data_dir: dataDir,
+    chain: chain
+      ? {
+          url: chain.url,
+          netuid: chain.netuid,
+          validator_hotkey: chain.validatorHotkey,
+          weights_url: `${master.url}/v1/weights/chain`,
+        }
+      : null,
     challenges: started.map((item) => ({
       slug: item.slug,
       name: item.name,
@@ -71,6 +89,12 @@ export function devBanner(ready: DevReady, tokenFromEnv: boolean): string {
     `${pad("admin")}${ready.admin_url}  (sign in with the admin token; admin API and broker on this listener)`,
     `${pad("registry")}${ready.registry_url}`,
     `${pad("weights")}${ready.weights_url}`,
+    ...(ready.chain
+      ? [
+          `${pad("chain")}${ready.chain.url}  (local subtensor, netuid ${ready.chain.netuid})`,
+          `${pad("on chain")}${ready.chain.weights_url}  (the master's validator ${ready.chain.validator_hotkey}; miners who score get a uid)`,
+        ]
+      : []),
     `${pad("dashboard")}${ready.dashboard_url}`,
     `${pad("admin token")}${tokenFromEnv ? "(from ADMIN_TOKEN / ADMIN_TOKEN_FILE)" : ready.admin_token}`,
     `${pad("data")}${ready.data_dir}`,

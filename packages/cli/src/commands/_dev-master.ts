@@ -22,6 +22,8 @@ export async function startDevMaster(options: {
   adminHost?: string;
   adminPort?: number;
   dataDir: string;
+  /** Settings dev adds to the master's environment (the local chain's). */
+  env?: Record<string, string>;
   lifecycle: DevLifecycle;
   progress: (line: string) => void;
 }): Promise<StartedDevMaster> {
@@ -29,7 +31,7 @@ export async function startDevMaster(options: {
   const { createMaster, loadMasterConfig } = await import("@platform/master");
   const { createLogger, generateToken } = await import("@platform/core");
   const tokenFromEnv = Boolean(process.env.ADMIN_TOKEN || process.env.ADMIN_TOKEN_FILE);
-  const env = devMasterEnv(process.env);
+  const env = { ...devMasterEnv(process.env), ...options.env };
   if (!tokenFromEnv) env.ADMIN_TOKEN = generateToken("adm_");
   const flags: Parameters<typeof loadMasterConfig>[0] = {
     host,

@@ -1,6 +1,7 @@
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { ApiPromise, WsProvider } from "@polkadot/api";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { runCli, spawnCli, waitForOutput } from "../../test/run-cli.js";
 
 /** `at.query.subtensorModule[item](...args)` as JSON (the api has no generated types for subtensor). */
@@ -20,6 +21,12 @@ const FINNEY_GENESIS = "0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a
 const QUICKNET_KEY =
   "83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a";
 
+const children: ChildProcess[] = [];
+afterAll(() => {
+  // A failed assertion must not leave a chain running.
+  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
 describe("platform chain local", () => {
   it("serves a chain @polkadot/api reads, with its own genesis and the dev methods, and stops on SIGTERM", async () => {
     const child = spawnCli([
@@ -32,6 +39,7 @@ describe("platform chain local", () => {
       "--rate-limit",
       "0",
     ]);
+    children.push(child);
     const [, url, genesis, drandKey] = await waitForOutput(
       child,
       /local subtensor: (ws:\/\/127\.0\.0\.1:\d+)\ngenesis: (0x[0-9a-f]{64}).*\n.*\ndrand public key: ([0-9a-f]{192})\n/,

@@ -154,11 +154,45 @@ describe("platform dev", () => {
       headers: { "x-admin-token": ready.admin_token },
     });
     expect(collect.status).toBe(200);
-    const latest = await getJson(`${master}/v1/weights/latest`);
+    // The master reads uids from dev's local chain, where the hotkey is registered once the
+    // challenge scored it (a poll every 2 s, then finality): until then the snapshot leaves it out.
+    let latest = await getJson(`${master}/v1/weights/latest`);
+    for (let i = 0; i < 30 && !(hotkey in (latest.body["hotkeys"] as object)); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await fetch(`${ready.master_admin_url}/v1/admin/weights/collect`, {
+        method: "POST",
+        headers: { "x-admin-token": ready.admin_token },
+      });
+      latest = await getJson(`${master}/v1/weights/latest`);
+    }
     expect(latest.body["hotkeys"]).toEqual({ [hotkey]: 1 });
     expect(latest.body["sources"]).toEqual([
       expect.objectContaining({ slug: "shortest-tour", status: "ok", emission_percent: 100 }),
     ]);
+
+    // The local chain: the scored hotkey gets a uid there, and the master's validator sets its
+    // weight on chain, confirmed from the block (collections every 30 s: ask for them).
+    expect(ready.chain).toMatchObject({ netuid: 1, weights_url: `${master}/v1/weights/chain` });
+    let onChain: { uid?: number | null; last_confirmed: { uids: number[] } | null } = {
+      last_confirmed: null,
+    };
+    for (let i = 0; i < 60; i++) {
+      await fetch(`${ready.master_admin_url}/v1/admin/weights/collect`, {
+        method: "POST",
+        headers: { "x-admin-token": ready.admin_token },
+      });
+      onChain = (await getJson(`${master}/v1/weights/chain?hotkey=${hotkey}`))
+        .body as typeof onChain;
+      if (typeof onChain.uid === "number" && onChain.last_confirmed?.uids.includes(onChain.uid))
+        break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    expect(onChain.last_confirmed?.uids, JSON.stringify(onChain)).toContain(onChain.uid);
+    const validatorStatus = await runCli(["validator", "status", "--master", master], { env });
+    expect(validatorStatus.stdout).toContain(
+      `netuid 1, validator ${ready.chain!.validator_hotkey}`,
+    );
+    expect(validatorStatus.stdout).toMatch(/last confirmed: block #\d+/);
 
     expect(await stop(child)).toBe(0);
     expect(stderr()).toContain("[platform dev] received SIGTERM, stopping");

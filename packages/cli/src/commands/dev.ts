@@ -1,6 +1,7 @@
 import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { devBanner, devReady } from "./_dev-banner.js";
+import { startDevChain, startDevRegistrar } from "./_dev-chain.js";
 import { discoverChallengeModules, explicitChallenges, loadChallenges } from "./_dev-challenges.js";
 import { claimDevDataDir } from "./_dev-data-dir.js";
 import { DevLifecycle, StopRequested } from "./_dev-lifecycle.js";
@@ -35,6 +36,7 @@ async function runDev(
     "admin-port"?: string;
     "admin-host"?: string;
     "data-dir"?: string;
+    chain: boolean;
     json: boolean;
   },
   explicit: string[],
@@ -69,9 +71,16 @@ async function runDev(
       );
     }
 
+    // The local chain and the master's validator on it, unless told not to or pointed elsewhere.
+    const chain =
+      args.chain && !process.env.PLATFORM_CHAIN_ENDPOINTS
+        ? await startDevChain({ dataDir, lifecycle, progress })
+        : undefined;
+    lifecycle.checkpoint();
     const master = await startDevMaster({
       host: args.host,
       port,
+      ...(chain ? { env: chain.masterEnv } : {}),
       ...(adminPort === undefined ? {} : { adminPort }),
       ...(args["admin-host"] === undefined ? {} : { adminHost: args["admin-host"] }),
       dataDir,
@@ -84,6 +93,7 @@ async function runDev(
       checkpoint: () => lifecycle.checkpoint(),
     });
     const started = await startDevChallenges(loaded, { master, dataDir, lifecycle, progress });
+    if (chain) startDevRegistrar(chain, started, { lifecycle, progress });
 
     const stale = await deactivateStale(master, new Set(started.map((item) => item.slug)));
     if (stale.length > 0)
@@ -94,7 +104,7 @@ async function runDev(
     }
     lifecycle.checkpoint();
 
-    const ready = devReady(master, dataDir, started);
+    const ready = devReady(master, dataDir, started, chain);
     process.stdout.write(
       args.json ? `${JSON.stringify(ready)}\n` : `${devBanner(ready, master.tokenFromEnv)}\n`,
     );
@@ -145,6 +155,12 @@ export default defineCommand({
       type: "string",
       description: `Keep state here across runs (default: ${DEFAULT_DEV_DIR}, emptied at every start)`,
       valueHint: "dir",
+    },
+    chain: {
+      type: "boolean",
+      description:
+        "Run a local subtensor beside the master: miners who score get a uid on it, and the master's validator sets their weights on chain (--no-chain: none; PLATFORM_CHAIN_ENDPOINTS: that chain instead)",
+      default: true,
     },
     challenge: {
       type: "string",

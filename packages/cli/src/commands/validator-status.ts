@@ -7,9 +7,15 @@ export default defineCommand({
   meta: {
     name: "status",
     description:
-      "Print the validator's last submissions from its database: status (pending, in_block, finalized, failed, dropped), the block, the extrinsic and the chain's error. For the master's own validator, pass the master's --database-url (or --data-dir <master data dir>/pglite).",
+      "Print the validator's last submissions from its database: status (pending, in_block, finalized, failed, dropped), the block, the extrinsic and the chain's error. With --master, the master's own validator instead (GET /v1/weights/chain).",
   },
   args: {
+    master: {
+      type: "string",
+      description:
+        "Show the master's own validator (its public /v1/weights/chain) instead of a local database",
+      valueHint: "url",
+    },
     limit: { type: "string", description: "How many (default 10)", default: "10", valueHint: "n" },
     netuid: { type: "string", description: "Only this subnet", valueHint: "n" },
     ...validatorDatabaseFlags,
@@ -17,6 +23,7 @@ export default defineCommand({
   },
   run: ({ args }) =>
     runCommand(async () => {
+      if (args.master) return masterStatus(args.master.replace(/\/+$/, ""), args.json);
       const { SubmissionStore } = await import("@platform/master");
       const database = await openValidatorDatabase(args);
       try {
@@ -56,3 +63,43 @@ export default defineCommand({
       }
     }),
 });
+
+interface ChainView {
+  netuid: number;
+  validator: string | null;
+  last_confirmed: {
+    block: { number: number; hash: string };
+    extrinsic_hash: string;
+    confirmed_at: string;
+    uids: number[];
+  } | null;
+  last_attempt: { status: string; error: string | null; at: string } | null;
+}
+
+/** The master's own validator, from its public chain view. */
+async function masterStatus(master: string, json: boolean): Promise<void> {
+  const { CliError } = await import("./_shared.js");
+  const response = await fetch(`${master}/v1/weights/chain`, {
+    signal: AbortSignal.timeout(15_000),
+  }).catch((error: Error) => {
+    throw new CliError(`cannot reach the master at ${master} (${error.message})`);
+  });
+  if (response.status === 404)
+    throw new CliError("this master sets no weights on chain (PLATFORM_CHAIN_ENDPOINTS is unset)");
+  if (!response.ok) throw new CliError(`the master answered HTTP ${response.status}`);
+  const view = (await response.json()) as ChainView;
+  if (json) {
+    process.stdout.write(`${JSON.stringify(view)}\n`);
+    return;
+  }
+  const confirmed = view.last_confirmed;
+  process.stdout.write(
+    `netuid ${view.netuid}, validator ${view.validator ?? "none (PLATFORM_VALIDATOR_HOTKEY_FILE is unset)"}\n` +
+      (confirmed
+        ? `last confirmed: block #${confirmed.block.number} (${confirmed.confirmed_at}), ${confirmed.uids.length} weights, extrinsic ${confirmed.extrinsic_hash}\n`
+        : "last confirmed: none yet\n") +
+      (view.last_attempt
+        ? `last attempt: ${view.last_attempt.status}${view.last_attempt.error ? ` (${view.last_attempt.error})` : ""} at ${view.last_attempt.at}\n`
+        : ""),
+  );
+}

@@ -123,6 +123,12 @@ describe("platform validator", () => {
     expect(again.stdout).toMatch(/from block #?\d+/);
   });
 
+  it("status --master says when a master sets no weights on chain", async () => {
+    const result = await runCli(["validator", "status", "--master", masterUrl], { env: env() });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("this master sets no weights on chain");
+  });
+
   it("refuses a missing chain, a bad netuid and a hotkey that cannot sign, without a stack", async () => {
     const cases: [string[], RegExp][] = [
       [["validator", "run", "--hotkey", hotkeyFile], /give the chain with --chain/],

@@ -2,7 +2,11 @@ import { ErrorResponse, HttpError, WeightsSnapshot } from "@platform/core";
 import { Type } from "@sinclair/typebox";
 import { requireAdminToken } from "../admin/admin-auth.js";
 import type { MasterContext } from "../master-context.js";
-import { describeMetagraphSource, metagraphFromConfig } from "./metagraph-provider.js";
+import {
+  describeMetagraphSource,
+  type MetagraphProvider,
+  metagraphFromConfig,
+} from "./metagraph-provider.js";
 import { WeightsCollector } from "./weights-collector.js";
 import {
   publicSnapshot,
@@ -59,11 +63,16 @@ const HistoryResponse = Type.Object({ snapshots: Type.Array(AdminWeightsSnapshot
  * Mount weights collection: public GET /v1/weights/latest, admin POST /v1/admin/weights/collect
  * and GET /v1/admin/weights/history; schedule collection with the server's lifecycle.
  */
-export function registerWeightsRoutes(context: MasterContext): WeightsService {
+export function registerWeightsRoutes(
+  context: MasterContext,
+  /** The metagraph read from the chain (PLATFORM_METAGRAPH=chain), which wins over a file or URL. */
+  chainMetagraph?: MetagraphProvider,
+): WeightsService {
   const { app, adminApp, config, database, store, log } = context;
   const settings = config.weights;
   const snapshots = new WeightsSnapshotStore(database.sql, { keep: settings.keepSnapshots });
-  const metagraph = metagraphFromConfig(settings.metagraph, { timeoutMs: settings.timeoutMs });
+  const metagraph =
+    chainMetagraph ?? metagraphFromConfig(settings.metagraph, { timeoutMs: settings.timeoutMs });
   const collector = new WeightsCollector({
     challenges: store,
     snapshots,
@@ -80,7 +89,8 @@ export function registerWeightsRoutes(context: MasterContext): WeightsService {
     },
   });
   context.onListen(() => {
-    if (settings.metagraph)
+    if (chainMetagraph) log.info("weights: metagraph source", { source: "chain" });
+    else if (settings.metagraph)
       log.info("weights: metagraph source", {
         source: describeMetagraphSource(settings.metagraph),
       });

@@ -6,17 +6,13 @@
  * rounds and faults.
  */
 export {
-  HYPERPARAMETERS as LOCAL_SUBTENSOR_HYPERPARAMETERS,
-  type HyperparameterName as LocalSubtensorHyperparameter,
-  type HyperparameterValue as LocalSubtensorHyperparameterValue,
-} from "./_chain-state.js";
-export type {
-  LocalSubtensorDrandInfo,
-  LocalSubtensorFault,
-  LocalSubtensorStatus,
-} from "./_rpc-methods.js";
-export {
+  LOCAL_SUBTENSOR_HYPERPARAMETERS,
   type LocalSubtensor,
+  type LocalSubtensorDrandInfo,
+  type LocalSubtensorFault,
+  type LocalSubtensorHyperparameter,
+  type LocalSubtensorHyperparameterValue,
   type LocalSubtensorOptions,
+  type LocalSubtensorStatus,
   startLocalSubtensor,
 } from "./local-subtensor.js";

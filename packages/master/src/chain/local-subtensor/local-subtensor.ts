@@ -19,6 +19,19 @@ import { startRpcServer } from "./_rpc-server.js";
 import { loadRuntime } from "./_runtime.js";
 
 /** Options of `startLocalSubtensor`. */
+// The names an index may re-export (internal files never are): the hyperparameters a dev call
+// sets, and the shapes of the dev methods' answers.
+export {
+  HYPERPARAMETERS as LOCAL_SUBTENSOR_HYPERPARAMETERS,
+  type HyperparameterName as LocalSubtensorHyperparameter,
+  type HyperparameterValue as LocalSubtensorHyperparameterValue,
+} from "./_chain-state.js";
+export type {
+  LocalSubtensorDrandInfo,
+  LocalSubtensorFault,
+  LocalSubtensorStatus,
+} from "./_rpc-methods.js";
+
 export interface LocalSubtensorOptions {
   /** Port to listen on; 0 (default) picks a free one. */
   port?: number;

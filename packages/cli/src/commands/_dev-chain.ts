@@ -1,0 +1,139 @@
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { DevLifecycle } from "./_dev-lifecycle.js";
+
+/** The subnet `platform dev` runs on its local chain. */
+export const DEV_NETUID = 1;
+/** Blocks on the dev chain: fast enough to watch weights land, slow enough to read the log. */
+export const DEV_BLOCK_MS = 1000;
+/** Blocks between two weight settings of one hotkey on the dev chain (finney: 100). */
+export const DEV_RATE_LIMIT_BLOCKS = 10;
+
+/** The local chain `platform dev` started, and its subnet owner's validator. */
+export interface DevChain {
+  url: string;
+  netuid: number;
+  genesisHash: string;
+  /** The master's validator hotkey (uid 0, with a validator permit) and the file it reads. */
+  validatorHotkey: string;
+  validatorHotkeyFile: string;
+  /** Give `hotkey` a uid on the dev subnet, as a miner's `btcli subnet register` would. */
+  register(hotkey: string): Promise<number>;
+  /** What the master needs to read uids from this chain and set weights on it. */
+  masterEnv: Record<string, string>;
+}
+
+/**
+ * Start the local subtensor for development: one subnet, a fresh validator hotkey registered on
+ * it with a permit (saved under `dataDir`, mode 0600, for the master's in-process validator),
+ * commit-reveal off (finney's default is on: the next issue turns it on here too).
+ */
+export async function startDevChain(options: {
+  dataDir: string;
+  lifecycle: DevLifecycle;
+  progress: (line: string) => void;
+}): Promise<DevChain> {
+  const { startLocalSubtensor } = await import("@platform/master");
+  const { createLogger, generateMnemonic, initCrypto, keypairFromMnemonic } = await import(
+    "@platform/core"
+  );
+  const chain = await startLocalSubtensor({
+    blockMs: DEV_BLOCK_MS,
+    log: createLogger({ name: "local-subtensor", level: "error" }),
+    subnetDefaults: {
+      CommitRevealWeightsEnabled: false,
+      WeightsSetRateLimit: DEV_RATE_LIMIT_BLOCKS,
+      MinAllowedWeights: 1,
+    },
+  });
+  options.lifecycle.onStop(() => chain.close());
+  await initCrypto();
+  const mnemonic = generateMnemonic();
+  const validator = keypairFromMnemonic(mnemonic);
+  const validatorHotkeyFile = join(options.dataDir, "validator-hotkey.json");
+  // The format `platform keys` saves: the master's validator and `platform validator` read it.
+  writeFileSync(
+    validatorHotkeyFile,
+    `${JSON.stringify({ name: "dev-validator", ss58Address: validator.address, mnemonic }, null, 2)}\n`,
+    { mode: 0o600 },
+  );
+  chmodSync(validatorHotkeyFile, 0o600);
+  const uid = await chain.registerNeuron(DEV_NETUID, validator.address, true);
+  options.progress(
+    `local chain at ${chain.url} (netuid ${DEV_NETUID}); validator ${validator.address} is uid ${uid}`,
+  );
+  const registered = new Set<string>([validator.address]);
+  return {
+    url: chain.url,
+    netuid: DEV_NETUID,
+    genesisHash: chain.genesisHash,
+    validatorHotkey: validator.address,
+    validatorHotkeyFile,
+    async register(hotkey) {
+      const uid = await chain.registerNeuron(DEV_NETUID, hotkey, false);
+      if (!registered.has(hotkey)) {
+        registered.add(hotkey);
+        options.progress(`registered ${hotkey} on the local chain: uid ${uid}`);
+      }
+      return uid;
+    },
+    masterEnv: {
+      PLATFORM_CHAIN_ENDPOINTS: chain.url,
+      PLATFORM_NETUID: String(DEV_NETUID),
+      PLATFORM_METAGRAPH: "chain",
+      // A local chain answers at once: read the metagraph fresh at every collection.
+      PLATFORM_METAGRAPH_CACHE_SECONDS: "0",
+      PLATFORM_VALIDATOR_HOTKEY_FILE: validatorHotkeyFile,
+      PLATFORM_CHAIN_BLOCK_MS: String(DEV_BLOCK_MS),
+    },
+  };
+}
+
+/**
+ * Register every hotkey a challenge scores on the dev chain, as miners register themselves on a
+ * real subnet: polls each challenge's get_weights (with its token, as the master does) every
+ * `everyMs` until the lifecycle stops.
+ */
+export function startDevRegistrar(
+  chain: DevChain,
+  challenges: readonly { slug: string; internalUrl: string; challengeToken: string }[],
+  options: { lifecycle: DevLifecycle; everyMs?: number; progress: (line: string) => void },
+): void {
+  const seen = new Set<string>();
+  let running = false;
+  const sweep = async () => {
+    if (running) return;
+    running = true;
+    try {
+      for (const challenge of challenges) {
+        const response = await fetch(`${challenge.internalUrl}/internal/v1/get_weights`, {
+          headers: {
+            authorization: `Bearer ${challenge.challengeToken}`,
+            "x-platform-challenge-slug": challenge.slug,
+          },
+          signal: AbortSignal.timeout(5000),
+        }).catch(() => undefined);
+        if (!response?.ok) continue;
+        const body = (await response.json().catch(() => ({}))) as {
+          weights?: Record<string, unknown>;
+        };
+        for (const [hotkey, weight] of Object.entries(body.weights ?? {})) {
+          if (seen.has(hotkey) || typeof weight !== "number" || !(weight > 0)) continue;
+          try {
+            await chain.register(hotkey);
+            seen.add(hotkey);
+          } catch (error) {
+            options.progress(`could not register ${hotkey}: ${(error as Error).message}`);
+            seen.add(hotkey); // not an address the chain takes: do not try every sweep
+          }
+        }
+      }
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(() => void sweep(), options.everyMs ?? 2000);
+  timer.unref();
+  void sweep();
+  options.lifecycle.onStop(async () => clearInterval(timer));
+}

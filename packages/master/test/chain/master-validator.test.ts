@@ -1,0 +1,150 @@
+// The master with PLATFORM_CHAIN_ENDPOINTS, PLATFORM_METAGRAPH=chain and a validator hotkey file,
+// against the local subtensor through @polkadot/api: a challenge's weights become uids from the
+// chain's own Keys, a snapshot, and a set_weights confirmed from the block, visible at
+// GET /v1/weights/chain, in /metrics and /readyz.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { initCrypto, keypairFromMnemonic } from "@platform/core";
+import { testBackends } from "@platform/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalSubtensor, startLocalSubtensor } from "../../src/chain/local-subtensor/index.js";
+import { registerChallenge } from "../proxy/register-challenge.js";
+import { jsonInit, startTestMaster, type TestMaster } from "../test-master.js";
+import { type FakeChallenge, startFakeChallenge } from "../weights/fake-challenge.js";
+
+// Public test phrases (substrate's development phrase, BIP-39 test vectors), never real keys.
+const VALIDATOR = "bottom drive obey lake curtain smoke basket hold race lonely fit walk";
+const MINER_A = "legal winner thank year wave sausage worth useful legal winner thank yellow";
+const MINER_B = "letter advice cage absurd amount doctor acoustic avoid letter advice cage above";
+const NETUID = 3;
+const backend = (await testBackends())[0]!;
+
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  tries = 300,
+): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe(`the master's chain wiring (${backend})`, () => {
+  let chain: LocalSubtensor;
+  let challenge: FakeChallenge;
+  let t: TestMaster;
+  let minerA: string;
+  let minerB: string;
+  let validator: string;
+
+  beforeAll(async () => {
+    await initCrypto();
+    [validator, minerA, minerB] = [VALIDATOR, MINER_A, MINER_B].map(
+      (phrase) => keypairFromMnemonic(phrase).address,
+    ) as [string, string, string];
+    chain = await startLocalSubtensor({
+      blockMs: 150,
+      subnetDefaults: {
+        CommitRevealWeightsEnabled: false,
+        WeightsSetRateLimit: 0,
+        MinAllowedWeights: 1,
+      },
+    });
+    await chain.registerNeuron(NETUID, validator, true);
+    await chain.registerNeuron(NETUID, minerA);
+    await chain.registerNeuron(NETUID, minerB);
+    challenge = await startFakeChallenge({
+      slug: "alpha",
+      weights: { [minerA]: 3, [minerB]: 1, "5NotOnChain-hotkey": 1 },
+    });
+    const home = mkdtempSync(join(tmpdir(), "master-validator-"));
+    const hotkeyFile = join(home, "hotkey");
+    writeFileSync(hotkeyFile, JSON.stringify({ secretPhrase: VALIDATOR }));
+    t = await startTestMaster(backend, (config) => {
+      config.chain = {
+        endpoints: [chain.url],
+        netuid: NETUID,
+        metagraphFromChain: true,
+        metagraphCacheSeconds: 0,
+        validatorHotkeyFile: hotkeyFile,
+        allowBurn: false,
+        callTimeoutMs: 10_000,
+        blockTimeMs: 150,
+      };
+    });
+    challenge.token = await registerChallenge(t, "alpha", "active", challenge.url);
+    const share = await t.fetch(
+      "/v1/admin/challenges/alpha",
+      jsonInit("PATCH", { emission_percent: 100 }, t.admin),
+    );
+    expect(share.status).toBe(200);
+    for (let i = 0; i < 4; i++) await chain.nextBlock();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await challenge?.close();
+    await chain?.close();
+  });
+
+  it("maps the challenge's hotkeys with the chain's Keys and confirms its weights on chain", async () => {
+    await t.listen();
+    const collected = await t.fetch("/v1/admin/weights/collect", jsonInit("POST", {}, t.admin));
+    expect(collected.status).toBe(200);
+    const snapshot = (await collected.json()) as {
+      uids: number[];
+      hotkeys: Record<string, number>;
+      collection: { metagraph: { status: string } };
+    };
+    expect(snapshot.collection.metagraph.status, JSON.stringify(snapshot)).toBe("ok");
+    // uids from the chain: the miners registered as 1 and 2; the unknown hotkey dropped.
+    expect(snapshot.uids, JSON.stringify(snapshot)).toEqual(expect.arrayContaining([1, 2]));
+
+    const onChain = await until("a confirmed submission", async () => {
+      const body = (await (await t.publicFetch("/v1/weights/chain")).json()) as {
+        last_confirmed: { block: { number: number }; uids: number[]; weights_u16: number[] } | null;
+      };
+      return body.last_confirmed ?? undefined;
+    });
+    expect(onChain.uids).toEqual([1, 2]);
+    expect(onChain.weights_u16).toEqual([65_535, 21_845]);
+
+    const view = (await (await t.publicFetch(`/v1/weights/chain?hotkey=${minerA}`)).json()) as {
+      netuid: number;
+      validator: string;
+      uid: number | null;
+      metagraph: { hotkeys: number } | null;
+    };
+    expect(view).toMatchObject({ netuid: NETUID, validator, uid: 1, metagraph: { hotkeys: 3 } });
+    const stranger = (await (await t.publicFetch("/v1/weights/chain?hotkey=5Nobody")).json()) as {
+      uid: number | null;
+    };
+    expect(stranger.uid).toBeNull();
+
+    const metrics = await (
+      await t.adminFetch("/metrics", { headers: { authorization: `Bearer ${t.adminToken}` } })
+    ).text();
+    expect(metrics).toMatch(
+      new RegExp(`platform_chain_weights_last_confirmed_block ${onChain.block.number}\\b`),
+    );
+    expect(metrics).toMatch(/platform_chain_submissions_total\{outcome="finalized"\} [1-9]/);
+    expect(metrics).toMatch(/platform_chain_metagraph_age_seconds \d/);
+    const ready = (await (await t.adminFetch("/readyz")).json()) as {
+      checks: Record<string, { status: string }>;
+    };
+    expect(ready.checks.chain?.status).toBe("ok");
+  });
+
+  it("is not ready while its chain is gone, and names the check", async () => {
+    await chain.close();
+    const failing = await until("/readyz to name the chain", async () => {
+      const response = await t.adminFetch("/readyz");
+      const body = (await response.json()) as { failing: string[] };
+      return response.status === 503 && body.failing.includes("chain") ? body : undefined;
+    });
+    expect(failing.failing).toEqual(["chain"]);
+  });
+});
