@@ -50,12 +50,13 @@ describe("lockDataDir", () => {
   it("lets exactly one of several processes racing for it win", async () => {
     const source = new URL("./data-dir-lock.ts", import.meta.url).href;
     const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-    // Each child tries once, reports, and holds a win until the test has counted.
+    // Each child tries once, reports, and holds a win until the test has counted every answer
+    // (a fixed hold let a slow starter under load find the winner gone and take a stale lock).
     const script = `
       const { lockDataDir } = await import(${JSON.stringify(source)});
       try { await lockDataDir(${JSON.stringify(dir)}, { file: "race.lock" }); console.log("won"); }
       catch (error) { console.log(error.name); }
-      setTimeout(() => {}, 2000);
+      setInterval(() => {}, 1000);
     `;
     const children = Array.from({ length: 6 }, () =>
       spawn(process.execPath, ["--import", tsx, "--input-type=module", "-e", script], {
@@ -65,12 +66,16 @@ describe("lockDataDir", () => {
     const outcomes = await Promise.all(
       children.map(async (child) => {
         let out = "";
-        child.stdout.on("data", (chunk) => {
+        while (!out.includes("\n")) {
+          const [chunk] = (await once(child.stdout, "data")) as [Buffer];
           out += chunk;
-        });
-        await once(child, "close");
+        }
         return out.trim();
       }),
+    );
+    for (const child of children) child.kill();
+    await Promise.all(
+      children.map((child) => (child.exitCode === null ? once(child, "close") : null)),
     );
     expect(outcomes.filter((outcome) => outcome === "won")).toHaveLength(1);
     expect(outcomes.filter((outcome) => outcome === "DataDirLockedError")).toHaveLength(5);
