@@ -149,11 +149,14 @@ describe("the miner's tool against `platform dev` (issue 14, done when)", () => 
     // platform dev runs a local subtensor: the hotkey got a uid there, and the master's validator
     // set its weight on chain, confirmed from the block's events.
     expect(run.output).toMatch(
-      new RegExp(`chain: ${hotkey} is uid \\d+; its weight \\d+/65535 was confirmed in block #\\d+`),
+      new RegExp(
+        `chain: ${hotkey} is uid \\d+; its weight \\d+/65535 was confirmed in block #\\d+`,
+      ),
     );
-    const onChain = (await (
-      await fetch(`${master}/v1/weights/chain?hotkey=${hotkey}`)
-    ).json()) as { uid: number; last_confirmed: { uids: number[] } };
+    const onChain = (await (await fetch(`${master}/v1/weights/chain?hotkey=${hotkey}`)).json()) as {
+      uid: number;
+      last_confirmed: { uids: number[] };
+    };
     expect(onChain.last_confirmed.uids).toContain(onChain.uid);
   }, 300_000);
 
