@@ -1,5 +1,9 @@
 // Test kit for the chain tests: local subtensors, clients, keys, validator databases and
 // snapshots, each with its cleanup registered so a failing test still frees its ports.
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { createInterface } from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import {
   type Backend,
   createLogger,
@@ -14,7 +18,12 @@ import { cryptoWaitReady } from "@polkadot/util-crypto";
 import { type ChainClient, type ChainClientOptions, createChainClient } from "./chain-client.js";
 import {
   type LocalSubtensor,
+  type LocalSubtensorDrandInfo,
+  type LocalSubtensorFault,
+  type LocalSubtensorHyperparameter,
+  type LocalSubtensorHyperparameterValue,
   type LocalSubtensorOptions,
+  type LocalSubtensorStatus,
   startLocalSubtensor,
 } from "./local-subtensor/index.js";
 import { validatorMigrations } from "./submission-store.js";
@@ -63,6 +72,103 @@ export function chainNode(
   return startLocalSubtensor({ blockMs: 100, log: quiet, ...options }).then((node) =>
     cleanup.add(node, (n) => n.close()),
   );
+}
+
+/** A local subtensor in its own process (`_local-subtensor-process.ts`), driven over stdio. */
+export interface LocalSubtensorProcess {
+  url: string;
+  genesisHash: string;
+  drandInfo: LocalSubtensorDrandInfo;
+  status(): Promise<LocalSubtensorStatus>;
+  nextBlock(): Promise<{ number: number; hash: string }>;
+  fault(fault: LocalSubtensorFault): Promise<void>;
+  skipDrandRound(round?: number): Promise<number>;
+  registerNeuron(netuid: number, hotkey: string, validatorPermit?: boolean): Promise<number>;
+  setHyperparameter(
+    netuid: number,
+    name: LocalSubtensorHyperparameter,
+    value: LocalSubtensorHyperparameterValue,
+  ): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a local subtensor in a child process (its blocks keep their pace whatever this
+ * process is busy with) and registers its stop. The options must be JSON (no logger).
+ */
+export async function chainNodeProcess(
+  cleanup: Cleanup,
+  options: Omit<LocalSubtensorOptions, "log"> = {},
+): Promise<LocalSubtensorProcess> {
+  // tsx's loader by absolute URL, and the sources through the `@platform/source` condition.
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+  const entry = fileURLToPath(new URL("./_local-subtensor-process.ts", import.meta.url));
+  const child = spawn(
+    process.execPath,
+    [
+      "--conditions=@platform/source",
+      "--import",
+      tsx,
+      entry,
+      JSON.stringify({ blockMs: 100, ...options }),
+    ],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  let ready: (value: { url: string; genesisHash: string; drand: LocalSubtensorDrandInfo }) => void;
+  const started = new Promise<{ url: string; genesisHash: string; drand: LocalSubtensorDrandInfo }>(
+    (resolve, reject) => {
+      ready = resolve;
+      child.once("exit", (code) => reject(new Error(`the local subtensor exited (${code})`)));
+    },
+  );
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      return; // not the protocol's
+    }
+    const message = parsed as {
+      ready?: { url: string; genesisHash: string; drand: LocalSubtensorDrandInfo };
+      id?: number;
+      result?: unknown;
+      error?: string;
+    };
+    if (message.ready) return ready(message.ready);
+    const call = pending.get(message.id as number);
+    pending.delete(message.id as number);
+    if (message.error !== undefined) call?.reject(new Error(message.error));
+    else call?.resolve(message.result);
+  });
+  let next = 0;
+  const rpc = <T>(method: string, ...params: unknown[]): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = ++next;
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      child.stdin.write(`${JSON.stringify({ id, method, params })}\n`);
+    });
+  const close = async () => {
+    child.stdin.end();
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+    if (child.exitCode === null) child.kill("SIGKILL");
+  };
+  cleanup.add(child, close);
+  const info = await started;
+  return {
+    url: info.url,
+    genesisHash: info.genesisHash,
+    drandInfo: info.drand,
+    status: () => rpc("status"),
+    nextBlock: () => rpc("nextBlock"),
+    fault: (fault) => rpc("fault", fault),
+    skipDrandRound: (round) => rpc("skipDrandRound", round),
+    registerNeuron: (netuid, hotkey, permit) => rpc("registerNeuron", netuid, hotkey, permit),
+    setHyperparameter: (netuid, name, value) =>
+      rpc("setHyperparameter", netuid, name, typeof value === "bigint" ? value.toString() : value),
+    close,
+  };
 }
 
 /** A chain client on `endpoints`, block time and timeouts scaled to a test chain. */
@@ -145,4 +251,19 @@ export async function until(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * A seeded pseudo-random generator (mulberry32) returning numbers in [0, 1): a test that
+ * injects faults at random takes its seed from the environment so a failure reproduces.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

@@ -29,12 +29,17 @@ const attempt = (extra: Partial<NewSubmission> = {}): NewSubmission => ({
 });
 
 describe("validatorMigrations", () => {
-  it("is the master's chain_submissions migration, and nothing else", async () => {
+  it("is the master's chain_submissions and commit_reveal migrations, and nothing else", async () => {
     const migrations = await validatorMigrations();
-    expect(migrations.map((m) => [m.version, m.name])).toEqual([[5, "chain_submissions"]]);
-    expect(VALIDATOR_MIGRATION_NAMES).toEqual(["chain_submissions"]);
+    expect(migrations.map((m) => [m.version, m.name])).toEqual([
+      [5, "chain_submissions"],
+      [6, "commit_reveal"],
+    ]);
+    expect(VALIDATOR_MIGRATION_NAMES).toEqual(["chain_submissions", "commit_reveal"]);
     const master = await masterMigrations();
-    expect(master.find((m) => m.name === "chain_submissions")?.sql).toBe(migrations[0]?.sql);
+    for (const migration of migrations) {
+      expect(master.find((m) => m.name === migration.name)?.sql).toBe(migration.sql);
+    }
   });
 });
 
@@ -50,7 +55,10 @@ describe.each(await testBackends())("SubmissionStore on %s", (backend) => {
       namespace: "validator",
       migrations: await validatorMigrations(),
     });
-    expect(again.applied).toEqual([{ version: 5, name: "chain_submissions" }]);
+    expect(again.applied).toEqual([
+      { version: 5, name: "chain_submissions" },
+      { version: 6, name: "commit_reveal" },
+    ]);
     store = new SubmissionStore(db.sql);
   });
   afterAll(() => db?.close());
@@ -150,6 +158,115 @@ describe.each(await testBackends())("SubmissionStore on %s", (backend) => {
     expect((await store.lastConfirmed(9, "5Carol"))?.id).toBe(a.id);
     expect(await store.lastConfirmed(9, "5Nobody")).toBeUndefined();
     expect((await store.recent()).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("records a commit, moves it committed -> revealed or unrevealed only, and links the recommit", async () => {
+    const commit = (n: number) => ({
+      hash: hash(5000 + n),
+      revealRound: 1_000_000 + n,
+      commitEpoch: 40 + n,
+      revealEpoch: 41 + n,
+      beaconPublicKey: `0x${"ab".repeat(96)}`,
+    });
+    const base = { hotkey: "5Erin", netuid: 3 };
+    const first = await store.insertPending(attempt({ ...base, commit: commit(1) }));
+    expect(first).toMatchObject({
+      kind: "commit",
+      status: "pending",
+      commit: {
+        ...commit(1),
+        revealBlock: null,
+        cause: null,
+        detail: null,
+        recommitId: null,
+      },
+    });
+    expect((await store.commitsForEpoch(3, "5Erin", 41)).map((r) => r.id)).toEqual([first.id]);
+    // The including block stores it under another epoch than expected: the record follows.
+    const committed = await store.settle(first.id, {
+      status: "committed",
+      block: { number: 130, hash: hash(130) },
+      epochs: { commitEpoch: 42, revealEpoch: 43 },
+    });
+    expect(committed).toMatchObject({
+      status: "committed",
+      finalizedBlock: { number: 130, hash: hash(130) },
+      commit: { commitEpoch: 42, revealEpoch: 43 },
+    });
+    expect(await store.commitsForEpoch(3, "5Erin", 41)).toEqual([]);
+    expect((await store.awaitingReveal(3, "5Erin")).map((r) => r.id)).toEqual([first.id]);
+    const lost = await store.settleReveal(first.id, {
+      status: "unrevealed",
+      block: { number: 150, hash: hash(150) },
+      cause: "pulse_missing",
+      detail: "round never stored",
+    });
+    expect(lost).toMatchObject({
+      status: "unrevealed",
+      commit: {
+        revealBlock: { number: 150, hash: hash(150) },
+        cause: "pulse_missing",
+        detail: "round never stored",
+        recommitId: null,
+      },
+    });
+    expect(await store.awaitingReveal(3, "5Erin")).toEqual([]);
+    // Final: a reveal outcome does not change again, nor does settle move it.
+    expect(await store.settleReveal(first.id, { status: "revealed", block: null })).toEqual(lost);
+    expect(await store.settle(first.id, { status: "dropped" })).toEqual(lost);
+
+    // A set_weights "committed" is a finalized one; a commit never becomes finalized.
+    const plain = await store.insertPending(attempt({ hotkey: "5Fay", netuid: 3 }));
+    expect((await store.settle(plain.id, { status: "committed" })).status).toBe("finalized");
+    expect(plain.commit).toBeNull();
+
+    // The next commit the chain accepts carries the weights again.
+    const second = await store.insertPending(attempt({ ...base, commit: commit(2) }));
+    expect(await store.linkRecommit(second.id)).toEqual([]);
+    await store.settle(second.id, {
+      status: "finalized",
+      block: { number: 160, hash: hash(160) },
+    });
+    expect((await store.get(second.id))?.status).toBe("committed");
+    expect(await store.linkRecommit(second.id)).toEqual([first.id]);
+    expect((await store.get(first.id))?.commit?.recommitId).toBe(second.id);
+    // An unrevealed commit after which a commit already exists is linked when it settles.
+    const third = await store.insertPending(attempt({ ...base, commit: commit(3) }));
+    await store.settle(third.id, { status: "committed", block: { number: 170, hash: hash(170) } });
+    const revealed = await store.settleReveal(second.id, {
+      status: "unrevealed",
+      block: { number: 175, hash: hash(175) },
+      cause: "dropped_at_reveal",
+    });
+    expect(revealed.commit?.recommitId).toBe(third.id);
+    await store.settleReveal(third.id, {
+      status: "revealed",
+      block: { number: 180, hash: hash(180) },
+    });
+    expect((await store.lastRevealed(3, "5Erin"))?.id).toBe(third.id);
+    // A revealed commit is the hotkey's last confirmed weights.
+    expect((await store.lastConfirmed(3, "5Erin"))?.id).toBe(third.id);
+  });
+
+  it("keeps the last verified snapshot per subnet and hotkey", async () => {
+    expect(await store.lastVerifiedSnapshot(4, "5Gus")).toBeUndefined();
+    const snapshot = (id: number) => ({
+      id,
+      computed_at: new Date(0).toISOString(),
+      uids: [1],
+      weights: [1],
+      weights_u16: [65535],
+      hotkeys: { "5Hal": 1 },
+      burned: false,
+      sources: [],
+    });
+    await store.saveVerifiedSnapshot(4, "5Gus", snapshot(1));
+    await store.saveVerifiedSnapshot(4, "5Gus", snapshot(2));
+    await store.saveVerifiedSnapshot(5, "5Gus", snapshot(3));
+    const kept = await store.lastVerifiedSnapshot(4, "5Gus");
+    expect(kept?.snapshot).toEqual(snapshot(2));
+    expect(kept?.verifiedAt).toBeInstanceOf(Date);
+    expect((await store.lastVerifiedSnapshot(5, "5Gus"))?.snapshot.id).toBe(3);
   });
 
   it("keeps a u64 version key exactly", async () => {

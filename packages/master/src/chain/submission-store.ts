@@ -1,16 +1,80 @@
-import type { Migration, Sql, TransactionSql } from "@platform/core";
+import type { Migration, Sql, TransactionSql, WeightsSnapshot } from "@platform/core";
 import { masterMigrations } from "../migrations.js";
 import type { BlockRef } from "./chain-client.js";
 
-/** Where an attempt stands; `finalized`, `failed` and `dropped` are final. */
-export type SubmissionStatus = "pending" | "in_block" | "finalized" | "failed" | "dropped";
+/**
+ * Where an attempt stands. A set_weights attempt ends `finalized`, `failed` or `dropped`; a commit
+ * (commit-reveal v4) becomes `committed` once the chain holds it, then `revealed` or
+ * `unrevealed`, or ends `failed` / `dropped` like any extrinsic.
+ */
+export type SubmissionStatus =
+  | "pending"
+  | "in_block"
+  | "finalized"
+  | "failed"
+  | "dropped"
+  | "committed"
+  | "revealed"
+  | "unrevealed";
+
+/** What an attempt sends: `set_weights`, or `commit_timelocked_weights` (commit-reveal v4). */
+export type SubmissionKind = "set_weights" | "commit";
+
+/**
+ * Why a commit was not revealed, as far as the chain shows it:
+ * - `pulse_missing`: the drand pulse of its round was never stored by the end of its reveal
+ *   epoch (the beacon skipped the round, or the chain did not ingest it)
+ * - `pulse_late`: the pulse was stored only as the reveal epoch ended
+ * - `decryption_failed`: it was taken out in its reveal epoch without an event, and it was
+ *   encrypted to another beacon key than the chain's `Drand.BeaconConfig`
+ * - `payload_refused`: taken out without an event, and the weights fail `set_weights`' checks
+ *   as the chain stood then (`reveal_detail` names the check)
+ * - `dropped_at_reveal`: taken out without an event for a reason the chain only logs (its
+ *   decryption or decoding failed)
+ * - `weights_differ`: the reveal event is there but the chain's Weights are not the committed ones
+ * - `ambiguous`: several commits of this hotkey were taken out in one block and fewer revealed
+ * - `unverifiable`: the node no longer has the state to tell
+ */
+export type RevealCause =
+  | "pulse_missing"
+  | "pulse_late"
+  | "decryption_failed"
+  | "payload_refused"
+  | "dropped_at_reveal"
+  | "weights_differ"
+  | "ambiguous"
+  | "unverifiable";
+
+/** A commit's own fields (null for a set_weights attempt). */
+export interface CommitDetail {
+  /** 0x blake2_256 of the commit bytes: the hash of TimelockedWeightsCommitted. */
+  hash: string;
+  /** The drand round it is locked to. */
+  revealRound: number;
+  /**
+   * The epoch it is stored under in `TimelockedWeightCommits` (expected when sent, then the one
+   * the including block gave it), and the epoch it is due to be revealed in.
+   */
+  commitEpoch: number | null;
+  revealEpoch: number | null;
+  /** 0x hex of the beacon public key it was encrypted to. */
+  beaconPublicKey: string;
+  /** The block that revealed it, or (unrevealed) the block it left the chain's storage. */
+  revealBlock: BlockRef | null;
+  /** For `unrevealed`: the likely cause, and what the chain showed. */
+  cause: RevealCause | null;
+  detail: string | null;
+  /** For `unrevealed`: the next commit the chain accepted, which carried the weights again. */
+  recommitId: number | null;
+}
 
 /** Statuses a row can still leave (an attempt the chain may yet include). */
 export const OPEN_STATUSES: readonly SubmissionStatus[] = ["pending", "in_block"];
 
-/** One set_weights attempt, as stored in `chain_weight_submissions`. */
+/** One set_weights or commit attempt, as stored in `chain_weight_submissions`. */
 export interface SubmissionRecord {
   id: number;
+  kind: SubmissionKind;
   snapshotId: number | null;
   netuid: number;
   /** The validator's hotkey (SS58). */
@@ -35,6 +99,8 @@ export interface SubmissionRecord {
   uids: number[];
   weights: number[];
   versionKey: bigint;
+  /** The commit's fields, for kind `commit`; null for set_weights. */
+  commit: CommitDetail | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -53,13 +119,35 @@ export interface NewSubmission {
   uids: readonly number[];
   weights: readonly number[];
   versionKey: bigint;
+  /** A commit: its hash, round, expected epochs and beacon key (absent for set_weights). */
+  commit?: {
+    hash: string;
+    revealRound: number;
+    commitEpoch: number;
+    revealEpoch: number;
+    beaconPublicKey: string;
+  };
 }
 
-/** A final outcome: the block (for finalized/failed in a block) and the error, if any. */
+/**
+ * A final outcome of the extrinsic: the block (for finalized/committed/failed in a block) and the
+ * error, if any. `committed` (a commit the chain holds) also gives the epochs it got.
+ */
 export interface Settlement {
-  status: "finalized" | "failed" | "dropped";
+  status: "finalized" | "failed" | "dropped" | "committed";
   block?: BlockRef | null;
   error?: { code: string; name: string; message?: string | null } | null;
+  /** For `committed`: the epoch the including block stored it under, and its reveal epoch. */
+  epochs?: { commitEpoch: number; revealEpoch: number };
+}
+
+/** How a commit's reveal ended. */
+export interface RevealSettlement {
+  status: "revealed" | "unrevealed";
+  /** The revealing block, or the one where the commit left the chain's storage. */
+  block: BlockRef | null;
+  cause?: RevealCause | null;
+  detail?: string | null;
 }
 
 /** Another attempt by the same hotkey on the same subnet is still open. */
@@ -98,9 +186,23 @@ interface Row {
   uids: number[];
   weights_u16: number[];
   version_key: string;
+  kind: SubmissionKind;
+  commit_hash: string | null;
+  reveal_round: string | number | null;
+  commit_epoch: string | number | null;
+  reveal_epoch: string | number | null;
+  beacon_public_key: string | null;
+  reveal_block_number: string | number | null;
+  reveal_block_hash: string | null;
+  reveal_cause: RevealCause | null;
+  reveal_detail: string | null;
+  recommit_id: string | number | null;
   created_at: Date;
   updated_at: Date;
 }
+
+const num = (value: string | number | null): number | null =>
+  value === null ? null : Number(value);
 
 const block = (number: string | number | null, hash: string | null): BlockRef | null =>
   number === null || hash === null ? null : { number: Number(number), hash };
@@ -109,6 +211,7 @@ const block = (number: string | number | null, hash: string | null): BlockRef | 
 function fromRow(row: Row): SubmissionRecord {
   return {
     id: Number(row.id),
+    kind: row.kind,
     snapshotId: row.snapshot_id === null ? null : Number(row.snapshot_id),
     netuid: row.netuid,
     hotkey: row.hotkey,
@@ -127,18 +230,33 @@ function fromRow(row: Row): SubmissionRecord {
     uids: row.uids,
     weights: row.weights_u16,
     versionKey: BigInt(row.version_key),
+    commit:
+      row.kind === "commit"
+        ? {
+            hash: row.commit_hash ?? "",
+            revealRound: Number(row.reveal_round),
+            commitEpoch: num(row.commit_epoch),
+            revealEpoch: num(row.reveal_epoch),
+            beaconPublicKey: row.beacon_public_key ?? "",
+            revealBlock: block(row.reveal_block_number, row.reveal_block_hash),
+            cause: row.reveal_cause,
+            detail: row.reveal_detail,
+            recommitId: num(row.recommit_id),
+          }
+        : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
 }
 
 /** Names of the master migrations a standalone validator applies to its own database. */
-export const VALIDATOR_MIGRATION_NAMES: readonly string[] = ["chain_submissions"];
+export const VALIDATOR_MIGRATION_NAMES: readonly string[] = ["chain_submissions", "commit_reveal"];
 
 /**
  * The migrations a standalone validator applies to its own database: the master's
- * `0005_chain_submissions.sql` (the same file, so the two can never drift), run under the
- * validator's own namespace, e.g. `migrate(sql, { namespace: "validator", migrations })`.
+ * `0005_chain_submissions.sql` and `0006_commit_reveal.sql` (the same files, so the two can never
+ * drift), run under the validator's own namespace, e.g.
+ * `migrate(sql, { namespace: "validator", migrations })`.
  */
 export async function validatorMigrations(): Promise<Migration[]> {
   const all = await masterMigrations();
@@ -146,9 +264,11 @@ export async function validatorMigrations(): Promise<Migration[]> {
 }
 
 /**
- * The validator's record of set_weights attempts (`chain_weight_submissions`). Every change is
- * one transaction that locks the row and only moves it forward (a final status never changes);
- * at most one attempt per (netuid, hotkey) is open at a time, enforced by a unique index.
+ * The validator's record of set_weights and commit attempts (`chain_weight_submissions`), and the
+ * last snapshot it verified (`validator_snapshots`). Every change is one transaction that locks
+ * the row and only moves it forward (a final status never changes; `committed` only moves on to
+ * `revealed` or `unrevealed`); at most one attempt per (netuid, hotkey) is open at a time,
+ * enforced by a unique index.
  */
 export class SubmissionStore {
   constructor(private readonly sql: Sql) {}
@@ -156,17 +276,22 @@ export class SubmissionStore {
   /** Records a signed, not yet sent, attempt as `pending`; throws OpenAttemptError if one is open. */
   async insertPending(input: NewSubmission): Promise<SubmissionRecord> {
     const json = (value: unknown) => this.sql.json(value as never);
+    const commit = input.commit;
     try {
       return await this.sql.begin(async (tx) => {
         const [row] = await tx<Row[]>`
           insert into chain_weight_submissions (
             snapshot_id, netuid, hotkey, uid, built_block_number, built_block_hash,
-            extrinsic_hash, nonce, era_birth, era_death, status, uids, weights_u16, version_key
+            extrinsic_hash, nonce, era_birth, era_death, status, uids, weights_u16, version_key,
+            kind, commit_hash, reveal_round, commit_epoch, reveal_epoch, beacon_public_key
           ) values (
             ${input.snapshotId}, ${input.netuid}, ${input.hotkey}, ${input.uid},
             ${input.builtBlock.number}, ${input.builtBlock.hash}, ${input.extrinsicHash},
             ${input.nonce}, ${input.eraBirth}, ${input.eraDeath}, 'pending',
-            ${json([...input.uids])}, ${json([...input.weights])}, ${input.versionKey.toString()}
+            ${json([...input.uids])}, ${json([...input.weights])}, ${input.versionKey.toString()},
+            ${commit ? "commit" : "set_weights"}, ${commit?.hash ?? null},
+            ${commit?.revealRound ?? null}, ${commit?.commitEpoch ?? null},
+            ${commit?.revealEpoch ?? null}, ${commit?.beaconPublicKey ?? null}
           )
           returning *`;
         return fromRow(row as Row);
@@ -207,16 +332,24 @@ export class SubmissionStore {
     );
   }
 
-  /** An open attempt's final outcome. A row already final is returned unchanged. */
+  /**
+   * An open attempt's final outcome. A row already final is returned unchanged. A commit the
+   * chain holds settles as `committed` (never `finalized`), a set_weights never as `committed`.
+   */
   settle(id: number, outcome: Settlement): Promise<SubmissionRecord> {
     const at = outcome.block ?? null;
     const error = outcome.error ?? null;
+    const epochs = outcome.epochs ?? null;
     return this.#move(
       id,
       OPEN_STATUSES,
       (tx) => tx`
         update chain_weight_submissions
-        set status = ${outcome.status},
+        set status = case
+              when kind = 'commit' and ${outcome.status} in ('finalized', 'committed') then 'committed'
+              when kind = 'set_weights' and ${outcome.status} = 'committed' then 'finalized'
+              else ${outcome.status}
+            end,
             in_block_number = coalesce(${at?.number ?? null}, in_block_number),
             in_block_hash = coalesce(${at?.hash ?? null}, in_block_hash),
             finalized_block_number = ${at?.number ?? null},
@@ -224,10 +357,116 @@ export class SubmissionStore {
             error_code = ${error?.code ?? null},
             error_name = ${error?.name ?? null},
             error_message = ${error?.message ?? null},
+            commit_epoch = coalesce(${epochs?.commitEpoch ?? null}, commit_epoch),
+            reveal_epoch = coalesce(${epochs?.revealEpoch ?? null}, reveal_epoch),
             updated_at = now()
         where id = ${id}
         returning *`,
     );
+  }
+
+  /**
+   * A committed commit's reveal outcome (`committed` -> `revealed` | `unrevealed`). An
+   * unrevealed one is linked to the next commit the chain accepted, if there is one already.
+   * A row not `committed` is returned unchanged.
+   */
+  settleReveal(id: number, outcome: RevealSettlement): Promise<SubmissionRecord> {
+    const at = outcome.block;
+    return this.#move(
+      id,
+      ["committed"],
+      (tx) => tx`
+        update chain_weight_submissions as s
+        set status = ${outcome.status},
+            reveal_block_number = ${at?.number ?? null},
+            reveal_block_hash = ${at?.hash ?? null},
+            reveal_cause = ${outcome.cause ?? null},
+            reveal_detail = ${outcome.detail ?? null},
+            recommit_id = case when ${outcome.status} = 'unrevealed' then (
+              select min(n.id) from chain_weight_submissions n
+              where n.netuid = s.netuid and n.hotkey = s.hotkey and n.kind = 'commit'
+                and n.id > s.id and n.status in ('committed', 'revealed', 'unrevealed')
+            ) end,
+            updated_at = now()
+        where id = ${id}
+        returning *`,
+    );
+  }
+
+  /**
+   * Links every unrevealed commit of the hotkey that has no recommit yet, and is older than the
+   * committed one `id`, to it. Returns the ids linked.
+   */
+  async linkRecommit(id: number): Promise<number[]> {
+    const rows = await this.sql<{ id: string | number }[]>`
+      update chain_weight_submissions as s
+      set recommit_id = ${id}, updated_at = now()
+      from chain_weight_submissions n
+      where n.id = ${id} and n.kind = 'commit' and n.status in ('committed', 'revealed', 'unrevealed')
+        and s.netuid = n.netuid and s.hotkey = n.hotkey and s.kind = 'commit'
+        and s.status = 'unrevealed' and s.recommit_id is null and s.id < n.id
+      returning s.id`;
+    return rows.map((r) => Number(r.id));
+  }
+
+  /** Committed commits whose reveal is still awaited, oldest first. */
+  async awaitingReveal(netuid: number, hotkey: string): Promise<SubmissionRecord[]> {
+    const rows = await this.sql<Row[]>`
+      select * from chain_weight_submissions
+      where netuid = ${netuid} and hotkey = ${hotkey} and status = 'committed'
+      order by id`;
+    return rows.map(fromRow);
+  }
+
+  /**
+   * Commits of the hotkey the chain holds or may still hold, stored (or expected to be stored)
+   * under `epoch`: open, committed, revealed or unrevealed.
+   */
+  async commitsForEpoch(
+    netuid: number,
+    hotkey: string,
+    epoch: number,
+  ): Promise<SubmissionRecord[]> {
+    const rows = await this.sql<Row[]>`
+      select * from chain_weight_submissions
+      where netuid = ${netuid} and hotkey = ${hotkey} and kind = 'commit' and commit_epoch = ${epoch}
+        and status in ('pending', 'in_block', 'committed', 'revealed', 'unrevealed')
+      order by id`;
+    return rows.map(fromRow);
+  }
+
+  /** The newest revealed commit of a hotkey on a subnet. */
+  async lastRevealed(netuid: number, hotkey: string): Promise<SubmissionRecord | undefined> {
+    const [row] = await this.sql<Row[]>`
+      select * from chain_weight_submissions
+      where netuid = ${netuid} and hotkey = ${hotkey} and status = 'revealed'
+      order by id desc
+      limit 1`;
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** Keeps `snapshot` as the last one this validator verified for the subnet. */
+  async saveVerifiedSnapshot(
+    netuid: number,
+    hotkey: string,
+    snapshot: WeightsSnapshot,
+  ): Promise<void> {
+    await this.sql`
+      insert into validator_snapshots (netuid, hotkey, snapshot_id, snapshot)
+      values (${netuid}, ${hotkey}, ${snapshot.id}, ${this.sql.json(snapshot as never)})
+      on conflict (netuid, hotkey) do update
+        set snapshot_id = excluded.snapshot_id, snapshot = excluded.snapshot, verified_at = now()`;
+  }
+
+  /** The last snapshot this validator verified for the subnet, and when. */
+  async lastVerifiedSnapshot(
+    netuid: number,
+    hotkey: string,
+  ): Promise<{ snapshot: WeightsSnapshot; verifiedAt: Date } | undefined> {
+    const [row] = await this.sql<{ snapshot: WeightsSnapshot; verified_at: Date }[]>`
+      select snapshot, verified_at from validator_snapshots
+      where netuid = ${netuid} and hotkey = ${hotkey}`;
+    return row ? { snapshot: row.snapshot, verifiedAt: row.verified_at } : undefined;
   }
 
   /** One attempt by id. */
@@ -259,11 +498,14 @@ export class SubmissionStore {
     return rows.map(fromRow);
   }
 
-  /** The newest finalized (confirmed) attempt of a hotkey on a subnet. */
+  /**
+   * The newest attempt whose weights are confirmed on chain: a `finalized` set_weights or a
+   * `revealed` commit (its `commit.revealBlock` is where the weights landed).
+   */
   async lastConfirmed(netuid: number, hotkey: string): Promise<SubmissionRecord | undefined> {
     const [row] = await this.sql<Row[]>`
       select * from chain_weight_submissions
-      where netuid = ${netuid} and hotkey = ${hotkey} and status = 'finalized'
+      where netuid = ${netuid} and hotkey = ${hotkey} and status in ('finalized', 'revealed')
       order by id desc
       limit 1`;
     return row ? fromRow(row) : undefined;

@@ -7,7 +7,12 @@ import { BURN_UID } from "../weights/aggregate-weights.js";
 import type { BlockRef, CallOptions, ChainClient } from "./chain-client.js";
 import { readKeysAt, uidsOf } from "./chain-metagraph.js";
 import { isMaxLimited, maxUpscaleU16 } from "./local-subtensor/_fixed-i32f32.js";
-import { setWeights, type WeightsStateView } from "./local-subtensor/_set-weights.js";
+import {
+  checkRateLimit,
+  internalSetWeights,
+  setWeights,
+  type WeightsStateView,
+} from "./local-subtensor/_set-weights.js";
 
 // The chain's own arithmetic and check order, shared with the local subtensor so the validator's
 // local checks and the dev chain can never disagree (subtensor v3.3.13-393, weights.rs).
@@ -180,7 +185,10 @@ export type LocalCheck =
       ok: false;
       /** The SubtensorModule error name the chain would return (`SettingWeightsTooFast`, ...). */
       check: string;
-      /** For `SettingWeightsTooFast`: the first block that may include the extrinsic. */
+      /**
+       * For `SettingWeightsTooFast`, `CommittingWeightsTooFast` and `CommittedThisEpoch`: the
+       * first block that may include the extrinsic.
+       */
       allowedFrom?: number;
     };
 
@@ -215,6 +223,85 @@ export function checkSetWeights(
     return { ok: false, check: outcome.error, allowedFrom: allowedFrom(rules, uid) };
   }
   return { ok: false, check: outcome.error };
+}
+
+/**
+ * The checks a commit's weights meet when the chain reveals them: `internal_set_weights` under
+ * commit-reveal, i.e. `set_weights`' checks after its commit-reveal guard, without the rate
+ * limit (the commit was rate limited instead), against `rules` as they stand (or as they stood
+ * at the reveal, when `rules` were read there). A commit that fails them is dropped at reveal
+ * time with no event, so it is never worth sending.
+ */
+export function checkRevealedWeights(
+  rules: SubnetRules,
+  hotkey: string | Uint8Array,
+  input: SetWeightsInput,
+  includedIn: number = rules.best.number + 1,
+): LocalCheck {
+  const view: WeightsStateView = { ...ruleView(rules), commitRevealEnabled: () => true };
+  const outcome = internalSetWeights(
+    view,
+    decodeAddress(hotkey),
+    includedIn,
+    rules.netuid,
+    0,
+    input.uids,
+    input.weights,
+    input.versionKey,
+  );
+  return outcome.ok ? { ok: true, uid: outcome.uid } : { ok: false, check: outcome.error };
+}
+
+/** What `commit_timelocked_weights` reads besides the subnet's rules. */
+export interface CommitCheckState {
+  /** The chain's `CommitRevealWeightsVersion`. */
+  commitRevealVersion: number;
+  /** The payload version the caller encrypts (4: `WeightsTlockPayload` with the hotkey). */
+  payloadVersion: number;
+  /** Commits of this hotkey already in `TimelockedWeightCommits(netuid, epoch it would go to)`. */
+  ownCommitsInEpoch: number;
+  /** At most this many (the chain's 10). */
+  maxUnrevealedCommits: number;
+}
+
+/**
+ * Runs `commit_timelocked_weights`' checks locally, in the chain's order (subtensor
+ * v3.3.13-393 `internal_commit_timelocked_weights`): mechanism exists, commit-reveal on,
+ * `commit_reveal_version == CommitRevealWeightsVersion` (sent as read, so this fails when the
+ * chain expects a payload version the caller does not encrypt), hotkey registered, the commit
+ * rate limit (`LastUpdate + WeightsSetRateLimit`, a commit moves LastUpdate), fewer than 10
+ * commits of the hotkey in the epoch; then the checks the weights meet when revealed
+ * ({@link checkRevealedWeights}), since a commit that fails those is dropped silently later.
+ */
+export function checkCommitTimelocked(
+  rules: SubnetRules,
+  hotkey: string | Uint8Array,
+  input: SetWeightsInput,
+  state: CommitCheckState,
+  includedIn: number = rules.best.number + 1,
+): LocalCheck {
+  const view = ruleView(rules);
+  const key = decodeAddress(hotkey);
+  const fail = (check: string, from?: number): LocalCheck =>
+    from === undefined ? { ok: false, check } : { ok: false, check, allowedFrom: from };
+  if (!rules.exists || rules.mechanismCount <= 0) return fail("MechanismDoesNotExist");
+  if (!rules.commitRevealEnabled) return fail("CommitRevealDisabled");
+  if (
+    state.commitRevealVersion !== state.payloadVersion ||
+    state.commitRevealVersion > 0xffff ||
+    state.commitRevealVersion < 0
+  ) {
+    return fail("IncorrectCommitRevealVersion");
+  }
+  const uid = rules.uidsByKey.get(u8aToHex(key));
+  if (uid === undefined) return fail("HotKeyNotRegisteredInSubNet");
+  if (!checkRateLimit(view, rules.netuid, rules.netuid, uid, includedIn)) {
+    return fail("CommittingWeightsTooFast", allowedFrom(rules, uid));
+  }
+  if (state.ownCommitsInEpoch >= state.maxUnrevealedCommits) {
+    return fail("TooManyUnrevealedCommits");
+  }
+  return checkRevealedWeights(rules, key, input, includedIn);
 }
 
 /** The first block that may include a `set_weights` from `uid` (`LastUpdate + WeightsSetRateLimit`). */
@@ -330,6 +417,15 @@ export class CommitRevealEnabledError extends LocalCheckError {
 
 const DETAIL: Record<string, string> = {
   CommitRevealEnabled: "commit-reveal is on for this subnet",
+  CommitRevealDisabled: "commit-reveal is off for this subnet",
+  IncorrectCommitRevealVersion:
+    "the chain's CommitRevealWeightsVersion is not the payload version this validator encrypts",
+  CommittingWeightsTooFast:
+    "the rate limit (WeightsSetRateLimit) has not passed since the last commit",
+  TooManyUnrevealedCommits: "10 unrevealed commits of this hotkey already wait in this epoch",
+  InvalidRevealRound: "the reveal round is already stored on chain",
+  CommittedThisEpoch:
+    "this hotkey already has a commit for this epoch; the next one goes in the next",
   CanNotSetRootNetworkWeights: "netuid 0 is the root network",
   WeightVecNotEqualSize: "uids and weights differ in length",
   MechanismDoesNotExist: "the subnet does not exist",
@@ -348,7 +444,7 @@ const DETAIL: Record<string, string> = {
 /** The error a failed local check is reported with. */
 export function localCheckError(check: Exclude<LocalCheck, { ok: true }>, rules: SubnetRules) {
   let detail = DETAIL[check.check] ?? "refused";
-  if (check.check === "SettingWeightsTooFast" && check.allowedFrom !== undefined) {
+  if (check.allowedFrom !== undefined) {
     detail += ` (allowed from block ${check.allowedFrom}; best block ${rules.best.number})`;
   }
   if (check.check === "IncorrectWeightVersionKey") {

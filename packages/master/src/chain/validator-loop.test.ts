@@ -82,7 +82,7 @@ describe("validator loop against a local subtensor", () => {
     expect(outcome.submission).toMatchObject({ status: "finalized", snapshotId: 3, uids: [1, 2] });
   });
 
-  it("--once exits 3 naming the check, and for the rate limit the block from which it is allowed", async () => {
+  it("--once exits 3 naming the check (and for the rate limit the block from which it is allowed); commits under commit-reveal", async () => {
     const limited = await run(6);
     expect(limited).toMatchObject({
       exitCode: 3,
@@ -93,16 +93,12 @@ describe("validator loop against a local subtensor", () => {
     expect(limited.allowedFrom).toBeGreaterThan(100000);
     expect(limited.message).toContain(`allowed from block ${limited.allowedFrom}`);
 
-    const commitReveal = await run(2);
-    expect(commitReveal).toMatchObject({
-      exitCode: 3,
-      reason: "refused",
-      check: "CommitRevealEnabled",
-    });
-    if (commitReveal.reason !== "refused") throw new Error(commitReveal.reason);
-    expect(commitReveal.message).toContain("CommitRevealWeightsEnabled is true for netuid 2");
+    // Commit-reveal on: it commits (commit-reveal.test.ts follows commits to their reveal).
+    const commitReveal = await run(2, { waitForReveal: false });
+    expect(commitReveal).toMatchObject({ exitCode: 0, reason: "committed" });
 
-    const allBurn = await run(1, { snapshotSource: async () => snapshotOf({}) });
+    // Nothing verified on subnet 4 yet: an all-burn snapshot has nothing to give way to.
+    const allBurn = await run(4, { snapshotSource: async () => snapshotOf({}) });
     expect(allBurn).toMatchObject({ exitCode: 3, check: "AllBurn" });
   });
 
@@ -114,7 +110,8 @@ describe("validator loop against a local subtensor", () => {
     expect(failed.message).toMatch(/^set_weights failed: NotEnoughStakeToSetWeights/);
     expect(failed.submission?.errorCode).toBe("module");
 
-    const noSnapshot = await run(1, {
+    // Nothing verified yet on subnet 5 to fall back on (commit-reveal.test.ts covers the fallback).
+    const noSnapshot = await run(5, {
       snapshotSource: () => Promise.reject(new Error("master unreachable")),
     });
     expect(noSnapshot).toEqual({ exitCode: 1, reason: "failed", message: "master unreachable" });

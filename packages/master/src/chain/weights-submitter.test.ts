@@ -161,7 +161,9 @@ describe("weights submitter against a local subtensor", () => {
       const s = submitter(netuid, signer);
       const rows = (await store.recent({ limit: 1000 })).length;
       const nonce = await nonceOf(signer.address);
-      const local = await s.submitVector(vector).then(
+      // On a commit-reveal subnet the submitter commits; forced to set_weights, it refuses.
+      const method = name === "CommitRevealEnabled" ? ("set_weights" as const) : undefined;
+      const local = await s.submitVector(vector, { method }).then(
         () => undefined,
         (error: unknown) => error,
       );
@@ -177,7 +179,7 @@ describe("weights submitter against a local subtensor", () => {
       expect((await store.recent({ limit: 1000 })).length, name).toBe(rows);
       expect(await nonceOf(signer.address), name).toBe(nonce);
 
-      const sent = await s.submitVector(vector, { skipLocalChecks: true });
+      const sent = await s.submitVector(vector, { skipLocalChecks: true, method });
       if (sent.status === "dry_run") throw new Error("not a dry run");
       expect(sent.status, name).toBe("failed");
       expect(sent.record.errorCode, name).toBe("module");
@@ -221,15 +223,27 @@ describe("weights submitter against a local subtensor", () => {
     });
   });
 
-  it("refuses to start while commit-reveal is on, naming it and the netuid", async () => {
-    const error = await submitter(2, keys.alice)
-      .start()
+  it("on a commit-reveal subnet it starts and commits; it never sends set_weights there", async () => {
+    // Alice alone on subnet 2, on the burn uid 0: her weight on herself is all-burn.
+    const { alice } = keys;
+    const s = submitter(2, alice, { allowBurn: true });
+    expect(await s.start()).toEqual([]);
+    const before = await nonceOf(alice.address);
+    const forced = await s
+      .submit(snapshotOf({ [alice.address]: 1 }), { method: "set_weights" })
       .then(
         () => undefined,
         (e: unknown) => e,
       );
-    expect(error).toBeInstanceOf(CommitRevealEnabledError);
-    expect((error as Error).message).toMatch(/CommitRevealWeightsEnabled is true for netuid 2/);
+    expect(forced).toBeInstanceOf(CommitRevealEnabledError);
+    expect((forced as Error).message).toMatch(/CommitRevealWeightsEnabled is true for netuid 2/);
+    expect(await nonceOf(alice.address)).toBe(before);
+    const result = await s.submit(snapshotOf({ [alice.address]: 1 }, 5));
+    if (result.status === "dry_run") throw new Error("not a dry run");
+    expect(result.status).toBe("committed");
+    expect(result.prepared.mode).toBe("commit");
+    expect(result.record).toMatchObject({ kind: "commit", status: "committed", snapshotId: 5 });
+    expect(await nonceOf(alice.address)).toBe(before + 1);
   });
 
   it("caps at MaxWeightsLimit so the chain accepts it, or refuses when it cannot be met", async () => {

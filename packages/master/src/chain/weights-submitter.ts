@@ -7,9 +7,9 @@ import type {
   ExtrinsicEra,
   ExtrinsicStatus,
 } from "@polkadot/types/interfaces";
-import type { IKeyringPair } from "@polkadot/types/types";
+import type { Codec, IKeyringPair } from "@polkadot/types/types";
 import { hexToU8a, isHex, u8aToHex } from "@polkadot/util";
-import { cryptoWaitReady } from "@polkadot/util-crypto";
+import { blake2AsHex, cryptoWaitReady } from "@polkadot/util-crypto";
 import { BURN_UID } from "../weights/aggregate-weights.js";
 import {
   type BlockRef,
@@ -17,11 +17,30 @@ import {
   type ChainConnection,
   ChainError,
 } from "./chain-client.js";
-import { type SubmissionRecord, SubmissionStore } from "./submission-store.js";
+import {
+  advanceCommitState,
+  type BeaconChoice,
+  COMMIT_REVEAL_VERSION,
+  type CommitPlan,
+  type CommitState,
+  firstCommitBlockOf,
+  MAX_UNREVEALED_COMMITS,
+  minRoundMarginBlocks,
+  planCommit,
+  readBestTime,
+  readCommitEpochs,
+  readCommitState,
+  resolveBeacon,
+  roundMarginBlocks,
+  storageEntry,
+  trackReveal,
+} from "./commit-reveal.js";
+import { type SubmissionKind, type SubmissionRecord, SubmissionStore } from "./submission-store.js";
 import {
   type BuiltWeights,
   buildWeights,
   CommitRevealEnabledError,
+  checkCommitTimelocked,
   checkSetWeights,
   type LocalCheck,
   LocalCheckError,
@@ -30,6 +49,8 @@ import {
   readSubnetRules,
   type SubnetRules,
 } from "./subnet-rules.js";
+import { timelockEncrypt } from "./timelock.js";
+import { encodeWeightsTlockPayload } from "./weights-tlock-payload.js";
 
 /**
  * Where a validator's sr25519 key comes from: a keypair already loaded (a `KeyringPair` from
@@ -90,6 +111,13 @@ export interface RawVector {
   snapshotId?: number | null;
 }
 
+/** What a commit is locked to: the chain state read, the beacon key, the round and epochs. */
+export interface PreparedCommit {
+  state: CommitState;
+  beacon: BeaconChoice;
+  plan: CommitPlan;
+}
+
 /** A vector ready to send, with what it was built from and what the local checks said. */
 export interface PreparedWeights {
   snapshotId: number | null;
@@ -103,14 +131,25 @@ export interface PreparedWeights {
   versionKey: bigint;
   /** How the snapshot became the vector (absent for a raw vector). */
   built: BuiltWeights | undefined;
+  /**
+   * `set_weights` while commit-reveal is off; `commit` (`commit_timelocked_weights`, never
+   * `set_weights`) while `CommitRevealWeightsEnabled` is on.
+   */
+  mode: SubmissionKind;
+  /** For a commit: what it is locked to (undefined for set_weights). */
+  commit: PreparedCommit | undefined;
+  /** The chain's checks in its order (for a commit: the commit's, then the reveal's), then ours. */
   check: LocalCheck;
 }
 
-/** What a submission came to. `dry_run`: everything but the send. */
+/**
+ * What a submission came to. `dry_run`: everything but the send; `finalized`: set_weights
+ * confirmed; `committed`: a commit confirmed (its reveal is followed by `trackReveals`).
+ */
 export type SubmitResult =
   | { status: "dry_run"; prepared: PreparedWeights }
   | {
-      status: "finalized" | "failed" | "dropped";
+      status: "finalized" | "failed" | "dropped" | "committed";
       prepared: PreparedWeights;
       record: SubmissionRecord;
     };
@@ -122,7 +161,10 @@ export type SubmitterEvent =
   | { type: "signed"; record: SubmissionRecord }
   | { type: "sent"; record: SubmissionRecord }
   | { type: "in_block"; record: SubmissionRecord }
-  | { type: "settled"; record: SubmissionRecord };
+  /** The extrinsic's outcome: finalized / committed / failed / dropped. */
+  | { type: "settled"; record: SubmissionRecord }
+  /** A commit's reveal outcome: the record is `revealed` or `unrevealed` (with its cause). */
+  | { type: "reveal"; record: SubmissionRecord };
 
 /** Options of {@link createWeightsSubmitter}. */
 export interface WeightsSubmitterOptions {
@@ -140,6 +182,18 @@ export interface WeightsSubmitterOptions {
   eraPeriod?: number;
   /** Bound on waiting for one attempt's outcome; default (eraPeriod + 16) block times, doubled. */
   settleTimeoutMs?: number;
+  /**
+   * PLATFORM_DRAND_PUBLIC_KEY: the beacon key (96-byte compressed G2, hex) commits are encrypted
+   * to. Default: drand quicknet, or the local subtensor's own (see `resolveBeacon`).
+   */
+  drandPublicKey?: string | Uint8Array;
+  /** The local subtensor's genesis hash when the caller started it (`platform dev`). */
+  localChainGenesis?: string;
+  /**
+   * Seconds per block for the reveal round. Default 12 on finney and testnet, elsewhere the
+   * spacing of the chain's own `Timestamp.Now` (the local subtensor's clock is simulated).
+   */
+  blockTimeSeconds?: number;
   log?: Logger;
   onEvent?: (event: SubmitterEvent) => void;
 }
@@ -151,6 +205,11 @@ export interface SubmitOptions {
   dryRun?: boolean;
   /** TESTS ONLY: send even when a local check fails, to see the chain's own answer. */
   skipLocalChecks?: boolean;
+  /**
+   * TESTS ONLY: build a set_weights even while commit-reveal is on (refused locally with
+   * CommitRevealEnabledError unless `skipLocalChecks`). Default: whatever the subnet takes.
+   */
+  method?: SubmissionKind;
 }
 
 /** The submitter: one per (netuid, hotkey); used by the CLI validator and the master's own. */
@@ -159,18 +218,34 @@ export interface WeightsSubmitter {
   readonly netuid: number;
   readonly store: SubmissionStore;
   /**
-   * Refuses (CommitRevealEnabledError) when commit-reveal is on, then reconciles the attempts a
-   * previous run left open against the chain, waiting (bounded) until each is final.
+   * Reconciles the attempts a previous run left open against the chain, waiting (bounded) until
+   * each is final, then follows the commits still awaiting their reveal. With commit-reveal on,
+   * it also chooses (and logs) the beacon key.
    */
   start(options?: { signal?: AbortSignal }): Promise<SubmissionRecord[]>;
-  /** Reads the subnet at a pinned finalized block and builds the vector and its checks. */
+  /**
+   * Reads the subnet at a pinned finalized block and builds the vector and its checks: a
+   * set_weights, or a commit while commit-reveal is on.
+   */
   prepare(snapshot: WeightsSnapshot, options?: SubmitOptions): Promise<PreparedWeights>;
   /** Prepares, checks (LocalCheckError on refusal), sends, confirms from the block's events, records. */
   submit(snapshot: WeightsSnapshot, options?: SubmitOptions): Promise<SubmitResult>;
   /** The same for a vector given as is (still checked unless `skipLocalChecks`). */
   submitVector(vector: RawVector, options?: SubmitOptions): Promise<SubmitResult>;
+  /**
+   * Checks (LocalCheckError on refusal) and sends what `prepare` built; the caller reconciles
+   * first (`submit` does both).
+   */
+  submitPrepared(prepared: PreparedWeights, options?: SubmitOptions): Promise<SubmitResult>;
   /** Settles open attempts from the chain; with `wait`, until none is open (bounded). */
   reconcile(options?: { wait?: boolean; signal?: AbortSignal }): Promise<SubmissionRecord[]>;
+  /**
+   * Follows every committed commit to its reveal (see `trackReveal`) and records the outcome
+   * (`revealed`, or `unrevealed` with its cause); returns the commits settled by this call.
+   */
+  trackReveals(options?: { signal?: AbortSignal }): Promise<SubmissionRecord[]>;
+  /** The beacon commits are encrypted to (chosen once per chain). */
+  beacon(options?: { signal?: AbortSignal }): Promise<BeaconChoice>;
 }
 
 /** What the block's events say about one extrinsic. */
@@ -207,16 +282,30 @@ export class BlockUnavailableError extends Error {
 }
 
 /**
+ * What a receipt must show. A set_weights: `WeightsSet(netuid, uid)`. A commit (`commit` given):
+ * `TimelockedWeightsCommitted(who, netuid, hash, round)` with the hotkey's key, the commit's
+ * blake2_256 and its round. A `SubmissionRecord` is one.
+ */
+export interface ReceiptExpectation {
+  netuid: number;
+  uid: number | null;
+  /** The signer (SS58); needed for a commit. */
+  hotkey?: string;
+  commit?: { hash: string; revealRound: number } | null;
+}
+
+/**
  * Reads an extrinsic's receipt from block `hash`: its index in the body, then the block's
  * `System.Events` for that index. Success is `System.ExtrinsicSuccess` AND
- * `SubtensorModule.WeightsSet(netuid, uid)`; a failure carries the decoded module error.
- * Undefined when the extrinsic is not in that block.
+ * `SubtensorModule.WeightsSet(netuid, uid)` (a commit: `TimelockedWeightsCommitted(who, netuid,
+ * blake2_256(commit), round)`); a failure carries the decoded module error. Undefined when the
+ * extrinsic is not in that block.
  */
 export async function readReceipt(
   api: ApiPromise,
   hash: string,
   extrinsicHash: string,
-  expect: { netuid: number; uid: number | null },
+  expect: ReceiptExpectation,
 ): Promise<Receipt | undefined> {
   const signed = await api.rpc.chain.getBlock(hash);
   // A node that no longer keeps the body answers null, which decodes to an empty block: only a
@@ -258,6 +347,38 @@ export async function readReceipt(
   const success = mine.some(
     (r) => r.event.section === "system" && r.event.method === "ExtrinsicSuccess",
   );
+  if (expect.commit) {
+    const who = expect.hotkey === undefined ? undefined : publicKeyHex(expect.hotkey);
+    const committed = mine.filter(
+      (r) =>
+        r.event.section === "subtensorModule" && r.event.method === "TimelockedWeightsCommitted",
+    );
+    const matches = committed.some((r) => {
+      const [account, netuid, commitHash, round] = r.event.data;
+      return (
+        (who === undefined || u8aToHex(account?.toU8a()) === who) &&
+        Number(netuid?.toString()) === expect.netuid &&
+        commitHash?.toHex() === expect.commit?.hash &&
+        Number(round?.toString()) === expect.commit?.revealRound
+      );
+    });
+    if (success && matches) return { block, ok: true, error: null };
+    return {
+      block,
+      ok: false,
+      error: {
+        code: "receipt",
+        name: !success
+          ? "NoExtrinsicSuccessEvent"
+          : committed.length === 0
+            ? "NoCommittedEvent"
+            : "CommittedEventMismatch",
+        message: !success
+          ? "neither ExtrinsicSuccess nor ExtrinsicFailed for this extrinsic"
+          : "ExtrinsicSuccess without TimelockedWeightsCommitted(who, netuid, blake2_256(commit), round) for this commit",
+      },
+    };
+  }
   const weightsSet = mine.some(
     (r) =>
       r.event.section === "subtensorModule" &&
@@ -277,6 +398,17 @@ export async function readReceipt(
         : "neither ExtrinsicSuccess nor ExtrinsicFailed for this extrinsic",
     },
   };
+}
+
+let timelockWarm = false;
+
+// The first timelock encryption of a process builds the curve library's tables (about half a
+// second); done at start, the first commit does not spend that out of its round's margin (6
+// blocks: 72 s on finney, but 600 ms on a fast test chain).
+function warmTimelock(publicKey: Uint8Array): void {
+  if (timelockWarm) return;
+  timelockWarm = true;
+  timelockEncrypt(new Uint8Array(1), 1, publicKey);
 }
 
 /** Waits for `promise`, the connection's loss, a timeout or the caller's abort (which throws). */
@@ -314,8 +446,17 @@ function waitFor(
  * The submitter. It never sends twice for one intent: an attempt is recorded (pending, with its
  * extrinsic hash, nonce and era) before it is sent; a new one is only built once every open
  * attempt is final, settled from the chain (its hash in a block and that block's events; or its
- * era over, or its nonce used, without it). The rate limit is read from the chain's `LastUpdate`,
- * never from memory.
+ * era over, its nonce used, or for a commit its drand round stored, without it). The rate limit
+ * is read from the chain's `LastUpdate`, never from memory.
+ *
+ * While `CommitRevealWeightsEnabled(netuid)` is on it sends `commit_timelocked_weights(netuid,
+ * commit, reveal_round, CommitRevealWeightsVersion)` and never `set_weights`: the
+ * `WeightsTlockPayload {hotkey, uids, values, version_key}` timelock-encrypted (`timelockEncrypt`)
+ * to the round bittensor-drand's formula gives from the best block and its `Timestamp.Now`, for
+ * the beacon `resolveBeacon` chooses. It checks the commit's rules and the reveal's first, in the
+ * chain's order, sends at most one commit per epoch, confirms it from
+ * `TimelockedWeightsCommitted(who, netuid, blake2_256(commit), round)`, and then follows it to
+ * its reveal (`trackReveals`).
  */
 export function createWeightsSubmitter(options: WeightsSubmitterOptions): WeightsSubmitter {
   const { client, netuid, keypair } = options;
@@ -330,6 +471,11 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
   const settleTimeoutMs = options.settleTimeoutMs ?? 2 * (eraPeriod + 16) * client.blockTimeMs;
   // The last block scanned for each open attempt (only an optimisation: a restart rescans).
   const scanned = new Map<number, number>();
+  // The last finalized block each awaited commit was still stored at (bisection starts there).
+  const lastPresent = new Map<number, number>();
+  // The beacon, chosen once per chain (genesis hash).
+  let chosenBeacon: { genesis: string | undefined; beacon: Promise<BeaconChoice> } | undefined;
+  const warnedBeaconKeys = new Set<string>();
 
   const emit = (event: SubmitterEvent) => {
     try {
@@ -346,23 +492,94 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
         ? BigInt(options.versionKey)
         : rules.weightsVersionKey;
 
-  const prepared = (
+  const beacon = (opts: { signal?: AbortSignal } = {}): Promise<BeaconChoice> => {
+    const genesis = client.genesisHash;
+    if (!chosenBeacon || (genesis !== undefined && chosenBeacon.genesis !== genesis)) {
+      const choosing = resolveBeacon(
+        client,
+        { drandPublicKey: options.drandPublicKey, localChainGenesis: options.localChainGenesis },
+        { signal: opts.signal },
+      ).then((choice) => {
+        log.info("commits are encrypted to this drand beacon", {
+          source: choice.source,
+          publicKey: choice.publicKeyHex,
+          genesisTime: choice.genesisTime,
+          period: choice.period,
+        });
+        return choice;
+      });
+      const entry = { genesis, beacon: choosing };
+      chosenBeacon = entry;
+      // A failure is not kept: the next call chooses again.
+      choosing.catch(() => {
+        if (chosenBeacon === entry) chosenBeacon = undefined;
+      });
+    }
+    return chosenBeacon.beacon;
+  };
+
+  // The policy on top of the chain's rules: one commit per epoch it is stored under. Only the
+  // last commit of an epoch sets the weights the next epoch uses (they reveal in one block, in
+  // order), so more would only add extrinsics and make reveals ambiguous. A commit that turns
+  // out unrevealed is followed by the next one, at the next allowed block (see trackReveals).
+  const committedThisEpoch = async (
+    state: CommitState,
+  ): Promise<Exclude<LocalCheck, { ok: true }> | undefined> => {
+    const recorded = await store.commitsForEpoch(netuid, hotkey, state.targetEpoch);
+    if (recorded.length === 0 && state.ownCommitsInTargetEpoch === 0) return undefined;
+    return {
+      ok: false,
+      check: "CommittedThisEpoch",
+      allowedFrom: firstCommitBlockOf(netuid, state.tempo, state.targetEpoch + 1),
+    };
+  };
+
+  const prepared = async (
     rules: SubnetRules,
     vector: { uids: number[]; weights: number[]; versionKey: bigint },
     snapshotId: number | null,
     built: BuiltWeights | undefined,
-  ): PreparedWeights => {
+    opts: SubmitOptions,
+  ): Promise<PreparedWeights> => {
     const uid = rules.uidsByKey.get(u8aToHex(keypair.publicKey));
-    return {
-      snapshotId,
-      netuid,
-      hotkey,
-      uid,
-      rules,
-      ...vector,
-      built,
-      check: checkSetWeights(rules, keypair.publicKey, vector),
-    };
+    const base = { snapshotId, netuid, hotkey, uid, rules, ...vector, built };
+    if (!rules.commitRevealEnabled || opts.method === "set_weights") {
+      return {
+        ...base,
+        mode: "set_weights",
+        commit: undefined,
+        check: checkSetWeights(rules, keypair.publicKey, vector),
+      };
+    }
+    const chosen = await beacon({ signal: opts.signal });
+    const state = await readCommitState(client, rules, keypair.publicKey, {
+      signal: opts.signal,
+      blockTimeSeconds: options.blockTimeSeconds,
+    });
+    if (
+      state.beaconConfigKey !== null &&
+      state.beaconConfigKey !== chosen.publicKeyHex.toLowerCase() &&
+      !warnedBeaconKeys.has(state.beaconConfigKey)
+    ) {
+      warnedBeaconKeys.add(state.beaconConfigKey);
+      log.error(
+        "the chain's Drand.BeaconConfig key is not the key commits are encrypted to: they will not decrypt at reveal",
+        { chain: state.beaconConfigKey, encryptingTo: chosen.publicKeyHex, source: chosen.source },
+      );
+    }
+    const plan = planCommit(netuid, state, chosen);
+    let check = checkCommitTimelocked(rules, keypair.publicKey, vector, {
+      commitRevealVersion: state.commitRevealVersion,
+      payloadVersion: COMMIT_REVEAL_VERSION,
+      ownCommitsInEpoch: state.ownCommitsInTargetEpoch,
+      maxUnrevealedCommits: MAX_UNREVEALED_COMMITS,
+    });
+    // SubtensorTransactionExtension refuses a round the chain already stored (Custom 15).
+    if (check.ok && BigInt(plan.revealRound) < state.lastStoredRound) {
+      check = { ok: false, check: "InvalidRevealRound" };
+    }
+    if (check.ok) check = (await committedThisEpoch(state)) ?? check;
+    return { ...base, mode: "commit", commit: { state, beacon: chosen, plan }, check };
   };
 
   const prepare = async (
@@ -370,8 +587,6 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
     opts: SubmitOptions = {},
   ): Promise<PreparedWeights> => {
     const rules = await readSubnetRules(client, netuid, { signal: opts.signal });
-    if (rules.commitRevealEnabled && !opts.skipLocalChecks)
-      throw new CommitRevealEnabledError(netuid);
     const ownUid = rules.uidsByKey.get(u8aToHex(keypair.publicKey));
     const built = buildWeights(snapshot.hotkeys, rules, { burnUid, ownUid, log });
     if (built.allBurn && !options.allowBurn) {
@@ -381,11 +596,12 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
         `every weight of snapshot ${snapshot.id} goes to the burn uid ${burnUid}; pass allowBurn to send it`,
       );
     }
-    const result = prepared(
+    const result = await prepared(
       rules,
       { uids: built.uids, weights: built.weights, versionKey: versionKeyFor(rules) },
       snapshot.id,
       built,
+      opts,
     );
     emit({ type: "prepared", prepared: result });
     return result;
@@ -442,6 +658,32 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
         throw error;
       });
       if (receipt) return store.markInBlock(row.id, receipt.block);
+    }
+    if (row.commit && unavailable.length === 0) {
+      // Searched up to the finalized block and not past it: once the chain has stored a round
+      // past the commit's, SubtensorTransactionExtension refuses it in every later block.
+      const stored = await client.call(
+        "reading Drand.LastStoredRound",
+        async (api) =>
+          BigInt(
+            (
+              (await storageEntry(api, "drand", "lastStoredRound").at(finalized.hash)) as Codec
+            ).toString(),
+          ),
+        { signal },
+      );
+      if (stored > BigInt(row.commit.revealRound)) {
+        return settled(
+          await store.settle(row.id, {
+            status: "dropped",
+            error: {
+              code: "round",
+              name: "RevealRoundPassed",
+              message: `not in any block up to ${finalized.number}, where Drand.LastStoredRound ${stored} is past its round ${row.commit.revealRound}`,
+            },
+          }),
+        );
+      }
     }
     if (finalized.number >= row.eraDeath - 1) {
       if (unavailable.length > 0) {
@@ -503,24 +745,51 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
     const fields = {
       id: record.id,
       netuid,
+      kind: record.kind,
       status: record.status,
       extrinsicHash: record.extrinsicHash,
       block: record.finalizedBlock?.number ?? null,
       error: record.errorName,
     };
     if (record.status === "finalized") log.info("weights confirmed on chain", fields);
-    else log.warn("weights not set", fields);
+    else if (record.status === "committed") {
+      log.info("weights committed on chain; the reveal is awaited", {
+        ...fields,
+        revealRound: record.commit?.revealRound,
+        commitEpoch: record.commit?.commitEpoch,
+        revealEpoch: record.commit?.revealEpoch,
+      });
+    } else log.warn(record.kind === "commit" ? "weights not committed" : "weights not set", fields);
     return record;
   };
 
-  const settleFromReceipt = async (row: SubmissionRecord, receipt: Receipt) =>
-    settled(
-      await store.settle(row.id, {
-        status: receipt.ok ? "finalized" : "failed",
-        block: receipt.block,
-        error: receipt.error,
-      }),
-    );
+  const settleFromReceipt = async (row: SubmissionRecord, receipt: Receipt) => {
+    if (!receipt.ok || !row.commit) {
+      return settled(
+        await store.settle(row.id, {
+          status: receipt.ok ? "finalized" : "failed",
+          block: receipt.block,
+          error: receipt.error,
+        }),
+      );
+    }
+    const epochs = await readCommitEpochs(client, netuid, receipt.block, row.commit.hash);
+    const record = await store.settle(row.id, {
+      status: "committed",
+      block: receipt.block,
+      epochs,
+    });
+    if (record.status === "committed") {
+      const linked = await store.linkRecommit(record.id);
+      if (linked.length > 0) {
+        log.info("the weights of unrevealed commits were committed again", {
+          id: record.id,
+          unrevealed: linked,
+        });
+      }
+    }
+    return settled(record);
+  };
 
   // Reconciles until the row is final, waiting for blocks in between; bounded.
   const reconcileUntilFinal = async (
@@ -535,7 +804,7 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
       } catch (error) {
         if (error instanceof ChainError && error.kind === "aborted") throw error;
         if (Date.now() >= deadline) throw error;
-        log.warn("reconciling a set_weights attempt failed; retrying", {
+        log.warn("reconciling an attempt with the chain failed; retrying", {
           id: row.id,
           error: errorText(error),
         });
@@ -561,8 +830,9 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
     const open = await store.open(netuid, hotkey);
     const out: SubmissionRecord[] = [];
     for (const row of open) {
-      log.info("reconciling an open set_weights attempt with the chain", {
+      log.info("reconciling an open attempt with the chain", {
         id: row.id,
+        kind: row.kind,
         status: row.status,
         extrinsicHash: row.extrinsicHash,
       });
@@ -593,14 +863,14 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
         const item = items.shift();
         if (!item) {
           if (connection.lost.aborted) {
-            log.warn("connection lost while following a set_weights; reconciling from the chain", {
+            log.warn("connection lost while following an extrinsic; reconciling from the chain", {
               id: row.id,
             });
             return reconcileUntilFinal(current, signal);
           }
           const head = client.head()?.number ?? 0;
           if (head >= row.eraDeath + 8 || Date.now() >= deadline) {
-            log.warn("no final status for a set_weights; reconciling from the chain", {
+            log.warn("no final status for an extrinsic; reconciling from the chain", {
               id: row.id,
             });
             return reconcileUntilFinal(current, signal);
@@ -636,7 +906,7 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
           if (done) return done;
         } catch (error) {
           if (error instanceof ChainError && error.kind === "aborted") throw error;
-          log.warn("following a set_weights failed; reconciling from the chain", {
+          log.warn("following an extrinsic failed; reconciling from the chain", {
             id: row.id,
             error: errorText(error),
           });
@@ -678,6 +948,31 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
         const now = await reconcileOne(current, signal);
         if (now.status !== "pending" && now.status !== "in_block") return now;
         if (now.status === "in_block") return reconcileUntilFinal(now, signal);
+        // Not in any block up to the best one: a commit whose round the best block has already
+        // stored can never be included after it (it arrived late), which is why the pool let it go.
+        const passed = row.commit
+          ? await client.call(
+              "reading Drand.LastStoredRound",
+              async (api) => {
+                const head = (await api.rpc.chain.getHeader()).hash.toHex();
+                const value = await storageEntry(api, "drand", "lastStoredRound").at(head);
+                return BigInt((value as Codec).toString());
+              },
+              { signal },
+            )
+          : undefined;
+        if (row.commit && passed !== undefined && passed > BigInt(row.commit.revealRound)) {
+          return settled(
+            await store.settle(row.id, {
+              status: "dropped",
+              error: {
+                code: "round",
+                name: "RevealRoundPassed",
+                message: `the node reported ${status.type}: Drand.LastStoredRound ${passed} at the best block is past its round ${row.commit.revealRound} (it arrived late)`,
+              },
+            }),
+          );
+        }
         return settled(
           await store.settle(row.id, {
             status: "dropped",
@@ -689,12 +984,43 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
     }
   };
 
+  // The plan again from the best head as it is now, once its round is due far enough away: in an
+  // epoch's last blocks the round is only 4 or 5 blocks off, a block or two later (the next
+  // epoch) it is an epoch further, and the commit reveals no later.
+  const freshPlan = async (
+    commit: PreparedCommit,
+    signal: AbortSignal | undefined,
+  ): Promise<PreparedCommit> => {
+    const { tempo, revealPeriodEpochs } = commit.state;
+    const least = minRoundMarginBlocks(tempo);
+    let now = await readBestTime(client, { signal });
+    for (
+      let waited = 0;
+      waited < least &&
+      roundMarginBlocks(netuid, tempo, revealPeriodEpochs, now.best.number) < least;
+      waited++
+    ) {
+      await client.waitForHead(now.best.number + 1, { signal }).catch((error) => {
+        if (error instanceof ChainError && error.kind === "aborted") throw error;
+      });
+      now = await readBestTime(client, { signal });
+    }
+    const state = advanceCommitState(netuid, commit.state, now);
+    if (state === commit.state) return commit;
+    return { ...commit, state, plan: planCommit(netuid, state, commit.beacon) };
+  };
+
   const send = async (result: PreparedWeights, opts: SubmitOptions): Promise<SubmitResult> => {
     const { signal } = opts;
-    if (!result.check.ok && !opts.skipLocalChecks)
+    if (!result.check.ok && !opts.skipLocalChecks) {
+      if (result.check.check === "CommitRevealEnabled") throw new CommitRevealEnabledError(netuid);
       throw localCheckError(result.check, result.rules);
+    }
+    let commit = result.mode === "commit" ? result.commit : undefined;
+    if (result.mode === "commit" && !commit)
+      throw new Error("a commit was prepared without its plan");
     if (opts.dryRun) {
-      log.info("dry run: would send set_weights", {
+      log.info(commit ? "dry run: would commit weights" : "dry run: would send set_weights", {
         netuid,
         hotkey,
         uid: result.uid ?? null,
@@ -702,23 +1028,72 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
         versionKey: result.versionKey.toString(),
         uids: result.uids,
         weights: result.weights,
+        ...(commit
+          ? {
+              revealRound: commit.plan.revealRound,
+              commitEpoch: commit.plan.commitEpoch,
+              revealEpoch: commit.plan.revealEpoch,
+              beacon: commit.beacon.source,
+            }
+          : {}),
       });
       return { status: "dry_run", prepared: result };
     }
+    const next = await client.call(
+      "reading the account nonce",
+      async (api) => (await api.rpc.system.accountNextIndex(hotkey)).toNumber(),
+      { signal },
+    );
+    if (commit) {
+      // Locked to the round due from the head as it is now, not when the rules were read: the
+      // round is a few blocks away, and only encrypting, signing and recording the attempt come
+      // between this and the send.
+      commit = await freshPlan(commit, signal);
+      result = { ...result, commit };
+    }
+    // The commit: the payload the chain will decrypt, timelocked to the planned round.
+    const sealed = commit
+      ? (() => {
+          const payload = encodeWeightsTlockPayload({
+            hotkey: keypair.publicKey,
+            uids: result.uids,
+            values: result.weights,
+            versionKey: result.versionKey,
+          });
+          const bytes = timelockEncrypt(payload, commit.plan.revealRound, commit.beacon.publicKey);
+          return { bytes, hash: blake2AsHex(bytes, 256) };
+        })()
+      : undefined;
+    const what = commit ? "commit_timelocked_weights" : "set_weights";
+    // The era's birth right before signing: waiting for the round above must not eat the era.
     const birth = await client.finalized({ signal });
     // Signed and sent on one connection: the extrinsic is built with that api's registry.
     const { tx, nonce, era, connection } = await client.call(
-      "signing set_weights",
+      `signing ${what}`,
       async (api, connection) => {
-        const call = api.tx["subtensorModule"]?.["setWeights"];
-        if (!call) throw new Error("the runtime has no SubtensorModule.set_weights");
-        const extrinsic = call(
-          netuid,
-          result.uids,
-          result.weights,
-          result.versionKey,
-        ) as SubmittableExtrinsic<"promise">;
-        const next = (await api.rpc.system.accountNextIndex(hotkey)).toNumber();
+        let extrinsic: SubmittableExtrinsic<"promise">;
+        if (commit && sealed) {
+          const call = api.tx["subtensorModule"]?.["commitTimelockedWeights"];
+          if (!call)
+            throw new Error("the runtime has no SubtensorModule.commit_timelocked_weights");
+          // The version of the payload encrypted; the local checks require the chain's
+          // CommitRevealWeightsVersion to be the same, so this is the value the chain asks for.
+          extrinsic = call(
+            netuid,
+            u8aToHex(sealed.bytes),
+            commit.plan.revealRound,
+            COMMIT_REVEAL_VERSION,
+          ) as SubmittableExtrinsic<"promise">;
+        } else {
+          const call = api.tx["subtensorModule"]?.["setWeights"];
+          if (!call) throw new Error("the runtime has no SubtensorModule.set_weights");
+          extrinsic = call(
+            netuid,
+            result.uids,
+            result.weights,
+            result.versionKey,
+          ) as SubmittableExtrinsic<"promise">;
+        }
         const mortal = api.createType("ExtrinsicEra", {
           current: birth.number,
           period: eraPeriod,
@@ -743,6 +1118,17 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
       uids: result.uids,
       weights: result.weights,
       versionKey: result.versionKey,
+      ...(commit && sealed
+        ? {
+            commit: {
+              hash: sealed.hash,
+              revealRound: commit.plan.revealRound,
+              commitEpoch: commit.plan.commitEpoch,
+              revealEpoch: commit.plan.revealEpoch,
+              beaconPublicKey: commit.beacon.publicKeyHex,
+            },
+          }
+        : {}),
     });
     emit({ type: "signed", record: row });
     if (signal?.aborted)
@@ -775,7 +1161,10 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
       },
     });
     const final = (record: SubmissionRecord): SubmitResult => ({
-      status: record.status as "finalized" | "failed" | "dropped",
+      // A commit already revealed by the time it is reported is still a committed one.
+      status: (record.status === "revealed" || record.status === "unrevealed"
+        ? "committed"
+        : record.status) as "finalized" | "failed" | "dropped" | "committed",
       prepared: result,
       record,
     });
@@ -783,7 +1172,7 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
       const answer = await waitFor(answered, connection, client.callTimeoutMs, signal);
       if (answer !== "answered") {
         // No answer: the node may or may not have it. Only the chain can tell.
-        if (answer === "timeout") client.reconnect("submitting set_weights timed out");
+        if (answer === "timeout") client.reconnect(`submitting ${what} timed out`);
         log.warn("no answer to the submission; reconciling from the chain", {
           id: row.id,
           reason: answer,
@@ -802,16 +1191,58 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
         return final(await reconcileUntilFinal(row, signal));
       }
       emit({ type: "sent", record: row });
-      log.info("set_weights sent", {
+      log.info(`${what} sent`, {
         id: row.id,
         netuid,
         extrinsicHash: row.extrinsicHash,
         uids: result.uids.length,
+        ...(commit ? { revealRound: commit.plan.revealRound } : {}),
       });
       return final(await follow(row, connection, items, wake, signal));
     } finally {
       subscription.unsubscribe();
     }
+  };
+
+  // ---- reveals ----
+
+  const trackReveals = async (opts: { signal?: AbortSignal } = {}): Promise<SubmissionRecord[]> => {
+    const awaiting = await store.awaitingReveal(netuid, hotkey);
+    const out: SubmissionRecord[] = [];
+    for (const row of awaiting) {
+      const tracking = await trackReveal(client, row, {
+        signal: opts.signal,
+        lastPresent: lastPresent.get(row.id),
+        log,
+      });
+      if (tracking.state === "waiting") {
+        lastPresent.set(row.id, tracking.checkedAt);
+        continue;
+      }
+      lastPresent.delete(row.id);
+      const record = await store.settleReveal(row.id, tracking.settlement);
+      if (record.status !== "revealed" && record.status !== "unrevealed") continue;
+      const fields = {
+        id: record.id,
+        netuid,
+        revealRound: record.commit?.revealRound,
+        revealEpoch: record.commit?.revealEpoch,
+        block: record.commit?.revealBlock?.number ?? null,
+      };
+      if (record.status === "revealed") {
+        log.info("commit revealed: the chain's weights are the committed ones", fields);
+      } else {
+        log.error("commit NOT revealed by the end of its reveal epoch; the weights go again", {
+          ...fields,
+          cause: record.commit?.cause,
+          detail: record.commit?.detail,
+          recommitId: record.commit?.recommitId ?? null,
+        });
+      }
+      emit({ type: "reveal", record });
+      out.push(record);
+    }
+    return out;
   };
 
   return {
@@ -820,8 +1251,11 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
     store,
     async start(opts = {}) {
       const rules = await readSubnetRules(client, netuid, { signal: opts.signal });
-      if (rules.commitRevealEnabled) throw new CommitRevealEnabledError(netuid);
-      return reconcile({ wait: true, signal: opts.signal });
+      if (rules.commitRevealEnabled)
+        warmTimelock((await beacon({ signal: opts.signal })).publicKey);
+      const open = await reconcile({ wait: true, signal: opts.signal });
+      await trackReveals({ signal: opts.signal });
+      return open;
     },
     prepare,
     async submit(snapshot, opts = {}) {
@@ -831,9 +1265,7 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
     async submitVector(vector, opts = {}) {
       await reconcile({ wait: true, signal: opts.signal });
       const rules = await readSubnetRules(client, netuid, { signal: opts.signal });
-      if (rules.commitRevealEnabled && !opts.skipLocalChecks)
-        throw new CommitRevealEnabledError(netuid);
-      const result = prepared(
+      const result = await prepared(
         rules,
         {
           uids: [...vector.uids],
@@ -842,10 +1274,14 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
         },
         vector.snapshotId ?? null,
         undefined,
+        opts,
       );
       emit({ type: "prepared", prepared: result });
       return send(result, opts);
     },
+    submitPrepared: (result, opts = {}) => send(result, opts),
     reconcile,
+    trackReveals,
+    beacon,
   };
 }

@@ -1,0 +1,507 @@
+import type { WeightsSnapshot } from "@platform/core";
+import type { EventRecord } from "@polkadot/types/interfaces";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  Cleanup,
+  chainClient,
+  chainNodeProcess,
+  chainTestBackend,
+  devKeys,
+  quiet,
+  seededRandom,
+  snapshotOf,
+  until,
+  validatorDatabase,
+} from "./_test-chain.js";
+import type { ChainClient } from "./chain-client.js";
+import { storageEntry } from "./commit-reveal.js";
+import { type SubmissionRecord, SubmissionStore } from "./submission-store.js";
+import { runValidator, type ValidatorOutcome } from "./validator-loop.js";
+import { createWeightsSubmitter, type SubmitterEvent } from "./weights-submitter.js";
+
+// A long run of the validator under commit-reveal with faults injected at random (seeded:
+// PLATFORM_FAULT_SEED reproduces a schedule): connections closed, the node stalled, drand rounds
+// skipped under fresh commits, the snapshot source failing or serving all-burn snapshots, and
+// the validator loop killed (abort) at random points and started again on the same database
+// with a new connection, as a restarted process would be. Fast blocks and tempo 3 (an epoch is
+// 4 blocks, 0.4 s) fit 200 epochs in about two minutes.
+//
+// Then, from the chain's own blocks and events and the validator's records:
+// - every commit the chain accepted was revealed, except those whose round was skipped, and
+//   each of those was detected (`unrevealed`, pulse_missing) and its weights committed again;
+// - no extrinsic was included inside the rate limit (none failed CommittingWeightsTooFast, and
+//   consecutive accepted commits are WeightsSetRateLimit apart), and none was sent while the
+//   chain's LastUpdate forbade it;
+// - no set_weights at all (commit-reveal is on throughout);
+// - no empty or all-burn vector was ever recorded or committed.
+
+const SEED = Number(process.env.PLATFORM_FAULT_SEED ?? 22_2026);
+const EPOCHS = 200;
+// One drand round per (simulated 3 s) block: the round a commit is locked to is stored 3 blocks
+// into its reveal epoch and revealed in the next block, so tempo 3 (4-block epochs) reveals
+// inside the epoch. The validator takes the block time from the chain's own clock.
+const TEMPO = 3;
+const SIMULATED_BLOCK_MS = 3_000;
+const RATE_LIMIT = 3;
+const BLOCK_MS = 100;
+const NETUID = 1;
+const MAX_SKIPS = 8;
+/** Accepted commits on skipped rounds the run must have seen (topped up after the faults). */
+const MIN_SKIPPED_COMMITS = 2;
+
+describe("commit-reveal fault run", () => {
+  const cleanup = new Cleanup();
+  afterAll(() => cleanup.run());
+
+  it(`${EPOCHS} epochs of commits with faults: every commit revealed or detected and recommitted`, async () => {
+    const started = Date.now();
+    const random = {
+      faults: seededRandom(SEED),
+      source: seededRandom(SEED + 1),
+      skips: seededRandom(SEED + 2),
+    };
+    const keys = await devKeys();
+    const { alice, bob, charlie, dave } = keys;
+    const db = await validatorDatabase(cleanup, await chainTestBackend());
+    const store = new SubmissionStore(db.sql);
+    // The node in its own process: its blocks keep their pace while this one runs the
+    // validator, the chain scan and the faults.
+    const node = await chainNodeProcess(cleanup, {
+      blockMs: BLOCK_MS,
+      simulatedBlockMs: SIMULATED_BLOCK_MS,
+      tempo: TEMPO,
+      historyBlocks: 4096,
+      genesisSeed: `fault-run-${SEED}`,
+      subnetDefaults: { CommitRevealWeightsEnabled: true, WeightsSetRateLimit: RATE_LIMIT },
+    });
+    const head = async () => (await node.status()).head.number;
+    await node.registerNeuron(NETUID, alice.address, true);
+    // Alice's LastUpdate starts at the block that registered her.
+    const registeredAt = await head();
+    await node.registerNeuron(NETUID, bob.address);
+    await Promise.all([
+      node.registerNeuron(NETUID, charlie.address),
+      node.registerNeuron(NETUID, dave.address),
+    ]);
+    const registered = await head();
+    while ((await node.status()).finalized.number < registered) await node.nextBlock();
+    const first = await head();
+    const last = first + EPOCHS * (TEMPO + 1);
+
+    // ---- the snapshot source: changes now and then, sometimes fails or serves all-burn ----
+    let snapshotId = 100;
+    let currentSnapshot = snapshotOf({ [bob.address]: 0.5, [charlie.address]: 0.5 }, snapshotId);
+    let quietPhase = false;
+    const counts = {
+      restarts: 0,
+      closes: 0,
+      stalls: 0,
+      sourceFailures: 0,
+      burnSnapshots: 0,
+      skippedRounds: new Set<number>(),
+      sentInsideLimit: 0,
+    };
+    const snapshotSource = async (): Promise<WeightsSnapshot> => {
+      const r = random.source();
+      if (!quietPhase && r < 0.08) {
+        counts.sourceFailures += 1;
+        throw new Error("master unreachable (injected)");
+      }
+      if (!quietPhase && r < 0.12) {
+        counts.burnSnapshots += 1;
+        snapshotId += 1;
+        return snapshotOf({}, snapshotId);
+      }
+      if (r > 0.8) {
+        snapshotId += 1;
+        const w = [random.source(), random.source(), random.source()];
+        const paid = 0.85 + 0.15 * random.source();
+        const sum = w.reduce((a, b) => a + b, 0);
+        currentSnapshot = snapshotOf(
+          {
+            [bob.address]: (paid * (w[0] as number)) / sum,
+            [charlie.address]: (paid * (w[1] as number)) / sum,
+            [dave.address]: (paid * (w[2] as number)) / sum,
+          },
+          snapshotId,
+        );
+      }
+      return currentSnapshot;
+    };
+
+    // ---- the validator, killed and restarted ----
+    interface Running {
+      stop: AbortController;
+      done: Promise<ValidatorOutcome>;
+      client: ChainClient;
+    }
+    let running: Running | undefined;
+    let restarting: Promise<void> | undefined;
+    let armed: SubmitterEvent["type"] | undefined;
+    const outcomes: ValidatorOutcome[] = [];
+
+    // A skip is armed every EPOCHS / MAX_SKIPS epochs and taken by the next commit signed (so
+    // skips happen at the chain's pace, however fast the validator commits); after the faults,
+    // rounds are skipped for every commit until enough were (see below).
+    let skipArmed = false;
+    let skipEvery = false;
+    const onEvent = (event: SubmitterEvent) => {
+      if (event.type === "signed" && event.record.commit) {
+        // Sent while the chain's LastUpdate forbids it? (The head the pool sees, plus one.)
+        const best = running?.client.head()?.number ?? 0;
+        void lastCommitIncludedBy(best).then((lastUpdate) => {
+          if (best + 1 < lastUpdate + RATE_LIMIT) counts.sentInsideLimit += 1;
+        });
+        if (skipEvery || (!quietPhase && skipArmed)) {
+          skipArmed = false;
+          node.skipDrandRound(event.record.commit.revealRound).then(
+            (round) => counts.skippedRounds.add(round),
+            () => {}, // Already stored: too late to skip.
+          );
+        }
+      }
+      if (armed !== undefined && event.type === armed) {
+        armed = undefined;
+        restart();
+      }
+    };
+
+    // The clients' watchdog drops a connection after 3 s without a head: stalls are shorter,
+    // and a busy machine does not turn into reconnects.
+    const clientOptions = { blockTimeMs: BLOCK_MS, staleHeadBlocks: 30 };
+    let reconnects = 0;
+    const startLoop = () => {
+      const stop = new AbortController();
+      const client = chainClient(cleanup, [node.url], clientOptions);
+      const done = runValidator({
+        client,
+        sql: db.sql,
+        netuid: NETUID,
+        keypair: alice,
+        snapshotSource,
+        eraPeriod: 16,
+        retryMs: 3 * BLOCK_MS,
+        signal: stop.signal,
+        log: quiet,
+        onEvent,
+      });
+      running = { stop, done, client };
+    };
+
+    // Kills the running loop now (the abort is synchronous, inside an event if armed on one)
+    // and starts a new one on the same database once it has returned.
+    const restart = () => {
+      if (restarting || !running) return;
+      const old = running;
+      old.stop.abort();
+      counts.restarts += 1;
+      restarting = (async () => {
+        outcomes.push(await old.done);
+        reconnects += old.client.status().reconnects;
+        await old.client.close();
+        startLoop();
+      })().finally(() => {
+        restarting = undefined;
+      });
+    };
+
+    // The chain's record of alice's included commits, for the rate limit.
+    const includedCommits: number[] = [];
+    const lastCommitIncludedBy = async (head: number) => {
+      await until(() => includedSeenUpTo >= head, 5_000, "the chain scan").catch(() => {});
+      let lastUpdate = registeredAt;
+      for (const block of includedCommits) if (block <= head) lastUpdate = block;
+      return lastUpdate;
+    };
+    // A scanner that follows the chain's blocks as they come (its own connection).
+    const scanner = chainClient(cleanup, [node.url], clientOptions);
+    let includedSeenUpTo = registeredAt;
+    const chainScan = {
+      setWeights: 0,
+      commits: 0,
+      failed: new Map<string, number>(),
+      revealed: [] as number[],
+      signedByAlice: 0,
+    };
+    // Reads one block, retrying through the faults (a dropped connection, a stall).
+    const scanBlock = async (n: number): Promise<void> => {
+      for (;;) {
+        try {
+          return await readBlock(n);
+        } catch {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
+    const readBlock = (n: number) =>
+      scanner.call(`scanning block ${n}`, async (api) => {
+        const hash = (await api.rpc.chain.getBlockHash(n)).toHex();
+        const [block, records] = await Promise.all([
+          api.rpc.chain.getBlock(hash),
+          storageEntry(api, "system", "events").at(hash) as unknown as Promise<EventRecord[]>,
+        ]);
+        const events = [...records];
+        block.block.extrinsics.forEach((ex, index) => {
+          if (!ex.isSigned || ex.signer.toString() !== alice.address) return;
+          chainScan.signedByAlice += 1;
+          const mine = events.filter(
+            (r) => r.phase.isApplyExtrinsic && r.phase.asApplyExtrinsic.toNumber() === index,
+          );
+          if (ex.method.method === "setWeights") chainScan.setWeights += 1;
+          const failed = mine.find(
+            (r) => r.event.section === "system" && r.event.method === "ExtrinsicFailed",
+          );
+          if (failed) {
+            const error = failed.event.data[0] as unknown as {
+              isModule: boolean;
+              asModule: Parameters<typeof api.registry.findMetaError>[0];
+            };
+            const name = error.isModule ? api.registry.findMetaError(error.asModule).name : "other";
+            chainScan.failed.set(name, (chainScan.failed.get(name) ?? 0) + 1);
+          } else if (ex.method.method === "commitTimelockedWeights") {
+            chainScan.commits += 1;
+            includedCommits.push(n);
+          }
+        });
+        for (const r of events) {
+          if (
+            r.phase.isInitialization &&
+            r.event.section === "subtensorModule" &&
+            r.event.method === "TimelockedWeightsRevealed" &&
+            r.event.data[1]?.toString() === alice.address
+          ) {
+            chainScan.revealed.push(n);
+          }
+        }
+      });
+    let scanning = true;
+    const scannerDone = (async () => {
+      let next = registeredAt + 1;
+      while (scanning || next <= (await node.status()).finalized.number) {
+        const finalized = (await node.status()).finalized.number;
+        for (; next <= finalized; next++) {
+          await scanBlock(next);
+          includedSeenUpTo = next;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+
+    // An unrevealed commit's weights went again: its recommit (and, if that one was on a skipped
+    // round too, the recommit's recommit...) was revealed.
+    const recommittedUntilRevealed = (all: SubmissionRecord[], r: SubmissionRecord): boolean => {
+      const next = all.find((n) => n.id === r.commit?.recommitId);
+      if (next === undefined || next.id <= r.id) return false;
+      return (
+        next.status === "revealed" ||
+        (next.status === "unrevealed" && recommittedUntilRevealed(all, next))
+      );
+    };
+
+    // ---- the run ----
+    // PLATFORM_FAULT_PROGRESS=1 prints where the run stands every 10 s.
+    const progress = setInterval(async () => {
+      if (!process.env.PLATFORM_FAULT_PROGRESS) return;
+      const all = await store.recent({ netuid: NETUID, limit: 1000 }).catch(() => []);
+      const by: Record<string, number> = {};
+      for (const r of all) by[r.status] = (by[r.status] ?? 0) + 1;
+      console.log(
+        `[fault-run] t=${Math.round((Date.now() - started) / 1000)}s head=${await head()}/${last} quiet=${quietPhase} restarting=${restarting !== undefined} scanned=${includedSeenUpTo} rows=${JSON.stringify(by)} restarts=${counts.restarts} skips=${counts.skippedRounds.size}`,
+      );
+    }, 10_000);
+    cleanup.add(progress, clearInterval);
+    startLoop();
+    const skipEveryBlocks = Math.floor((EPOCHS / MAX_SKIPS) * (TEMPO + 1));
+    let nextSkip = first + Math.floor(skipEveryBlocks * (0.5 + random.skips()));
+    const faultKinds = ["close", "stall", "restart", "close", "stall", "restart-at-event"] as const;
+    const events: SubmitterEvent["type"][] = ["signed", "sent", "in_block", "settled", "reveal"];
+    while ((await head()) < last) {
+      await new Promise((r) => setTimeout(r, 1000 + 2000 * random.faults()));
+      const now = await head();
+      if (now >= last) break;
+      if (now >= nextSkip) {
+        skipArmed = true;
+        nextSkip += skipEveryBlocks;
+      }
+      const kind = faultKinds[Math.floor(random.faults() * faultKinds.length)];
+      if (kind === "close") {
+        counts.closes += 1;
+        await node.fault({ kind: "close", seconds: random.faults() < 0.3 ? 0.3 : 0 });
+      } else if (kind === "stall") {
+        counts.stalls += 1;
+        await node.fault({ kind: "stall", seconds: 0.2 + 0.5 * random.faults() });
+      } else if (kind === "restart") {
+        restart();
+      } else {
+        armed = events[Math.floor(random.faults() * events.length)];
+      }
+    }
+    armed = undefined;
+    skipArmed = false;
+    await restarting;
+    quietPhase = true;
+    const rows = () => store.recent({ netuid: NETUID, hotkey: alice.address, limit: 1000 });
+    const accepted = (r: SubmissionRecord) =>
+      r.status === "committed" || r.status === "revealed" || r.status === "unrevealed";
+
+    // ---- top-up: a slow machine may have committed too rarely for the random skips to hit
+    // enough commits; then every commit's round is skipped until enough accepted ones were ----
+    const onSkippedRounds = async () =>
+      (await rows()).filter(
+        (r) => accepted(r) && counts.skippedRounds.has(r.commit?.revealRound as number),
+      ).length;
+    if ((await onSkippedRounds()) < MIN_SKIPPED_COMMITS) {
+      skipEvery = true;
+      await until(
+        async () => (await onSkippedRounds()) >= MIN_SKIPPED_COMMITS,
+        90_000,
+        "commits on skipped rounds",
+      );
+      skipEvery = false;
+    }
+
+    // ---- quiet: no more faults; wait until every skipped commit is detected and recommitted ----
+    await until(
+      async () => {
+        const all = await rows();
+        const skipped = all.filter(
+          (r) => accepted(r) && counts.skippedRounds.has(r.commit?.revealRound as number),
+        );
+        return skipped.every((r) => r.status === "unrevealed" && recommittedUntilRevealed(all, r));
+      },
+      60_000,
+      "every skipped commit to be detected and recommitted",
+    ).catch(async (error) => {
+      const all = await rows();
+      console.log(
+        "[fault-run] skipped rounds",
+        [...counts.skippedRounds],
+        all
+          .filter(
+            (r) =>
+              counts.skippedRounds.has(r.commit?.revealRound as number) ||
+              r.status === "unrevealed",
+          )
+          .map((r) => ({
+            id: r.id,
+            status: r.status,
+            round: r.commit?.revealRound,
+            cause: r.commit?.cause,
+            recommit: r.commit?.recommitId,
+          })),
+      );
+      throw error;
+    });
+    const final = running as Running | undefined;
+    final?.stop.abort();
+    if (final) {
+      outcomes.push(await final.done);
+      reconnects += final.client.status().reconnects;
+      await final.client.close();
+    }
+
+    // Drain: a validator that only follows what is left (open attempts, awaited reveals).
+    const drainClient = chainClient(cleanup, [node.url], clientOptions);
+    const drain = createWeightsSubmitter({
+      client: drainClient,
+      sql: db.sql,
+      netuid: NETUID,
+      keypair: alice,
+      log: quiet,
+    });
+    await drain.start();
+    await until(
+      async () => {
+        await drain.trackReveals();
+        return (await store.awaitingReveal(NETUID, alice.address)).length === 0;
+      },
+      30_000,
+      "the last reveals",
+    );
+    scanning = false;
+    await scannerDone;
+
+    // ---- counts ----
+    const all = (await rows()).reverse();
+    const commits = all.filter(accepted);
+    const revealed = commits.filter((r) => r.status === "revealed");
+    const unrevealed = commits.filter((r) => r.status === "unrevealed");
+    const onSkipped = (r: SubmissionRecord) =>
+      counts.skippedRounds.has(r.commit?.revealRound as number);
+    const recommitted = unrevealed.filter((r) => recommittedUntilRevealed(all, r));
+    const emptyVectors = all.filter(
+      (r) => r.uids.length === 0 || !r.weights.some((w, i) => w > 0 && r.uids[i] !== 0),
+    ).length;
+    let insideLimit = chainScan.failed.get("CommittingWeightsTooFast") ?? 0;
+    let previous = registeredAt;
+    for (const block of includedCommits) {
+      if (block - previous < RATE_LIMIT) insideLimit += 1;
+      previous = block;
+    }
+    const end = await head();
+    const epochs = Math.floor((end - first) / (TEMPO + 1));
+    const summary = {
+      seed: SEED,
+      epochs,
+      blocks: end - first,
+      attempts: all.length,
+      commits: commits.length,
+      revealed: revealed.length,
+      unrevealed: unrevealed.length,
+      skippedRounds: counts.skippedRounds.size,
+      commitsOnSkippedRounds: commits.filter(onSkipped).length,
+      recommitted: recommitted.length,
+      droppedOrFailed: all.length - commits.length,
+      notCommitted: all
+        .filter((r) => !accepted(r))
+        .reduce<Record<string, number>>((by, r) => {
+          const key = `${r.status}:${r.errorName}`;
+          by[key] = (by[key] ?? 0) + 1;
+          return by;
+        }, {}),
+      chainCommits: chainScan.commits,
+      chainReveals: chainScan.revealed.length,
+      chainFailures: Object.fromEntries(chainScan.failed),
+      setWeights: chainScan.setWeights + all.filter((r) => r.kind !== "commit").length,
+      insideRateLimit: insideLimit + counts.sentInsideLimit,
+      emptyVectors,
+      restarts: counts.restarts,
+      reconnects,
+      closes: counts.closes,
+      stalls: counts.stalls,
+      sourceFailures: counts.sourceFailures,
+      burnSnapshots: counts.burnSnapshots,
+      seconds: Math.round((Date.now() - started) / 1000),
+    };
+    console.log(`commit-reveal fault run: ${JSON.stringify(summary)}`);
+
+    expect(epochs).toBeGreaterThanOrEqual(EPOCHS);
+    expect(outcomes.every((o) => o.reason === "stopped" && o.exitCode === 0)).toBe(true);
+    // Every accepted commit is settled: revealed, or (its round skipped) detected.
+    expect(commits.every((r) => r.status === "revealed" || r.status === "unrevealed")).toBe(true);
+    for (const r of unrevealed) {
+      expect(
+        onSkipped(r),
+        `commit #${r.id} unrevealed: ${r.commit?.cause} ${r.commit?.detail}`,
+      ).toBe(true);
+      expect(r.commit?.cause).toBe("pulse_missing");
+    }
+    expect(revealed.filter(onSkipped)).toEqual([]);
+    expect(recommitted.length).toBe(unrevealed.length);
+    // The chain agrees: one accepted commit per record, one reveal event per revealed record.
+    expect(chainScan.commits).toBe(commits.length);
+    expect(chainScan.revealed.sort((a, b) => a - b)).toEqual(
+      revealed.map((r) => r.commit?.revealBlock?.number).sort((a, b) => (a ?? 0) - (b ?? 0)),
+    );
+    expect(chainScan.signedByAlice).toBe(
+      chainScan.commits + [...chainScan.failed.values()].reduce((a, b) => a + b, 0),
+    );
+    expect(summary.setWeights).toBe(0);
+    expect(summary.insideRateLimit).toBe(0);
+    expect(summary.emptyVectors).toBe(0);
+    // The faults happened.
+    expect(summary.commitsOnSkippedRounds).toBeGreaterThanOrEqual(MIN_SKIPPED_COMMITS);
+    expect(counts.restarts).toBeGreaterThan(5);
+    expect(counts.closes + counts.stalls).toBeGreaterThan(5);
+  }, 420_000);
+});
