@@ -195,10 +195,44 @@ describe("loadMasterConfig", () => {
       allowBurn: false,
       callTimeoutMs: 10_000,
       blockTimeMs: 12_000,
+      healthGateGrace: 3,
+      overrideHealthGate: false,
     });
     // `chain` is not a file: the file/URL metagraph stays unset.
     expect(config.weights.metagraph).toBeUndefined();
     expect(loadMasterConfig({}, { ADMIN_TOKEN }).chain).toBeUndefined();
+  });
+
+  it("reads the commit-reveal settings: the drand key, the health gate's grace and its override", () => {
+    const key = `0x${"ab".repeat(96)}`;
+    const config = loadMasterConfig(
+      {},
+      {
+        ADMIN_TOKEN,
+        PLATFORM_CHAIN_ENDPOINTS: "ws://127.0.0.1:9944",
+        PLATFORM_NETUID: "1",
+        PLATFORM_DRAND_PUBLIC_KEY: ` ${key} `,
+        PLATFORM_HEALTH_GATE_GRACE: "0",
+        PLATFORM_HEALTH_GATE_OVERRIDE: "true",
+      },
+    );
+    expect(config.chain).toMatchObject({
+      drandPublicKey: key,
+      healthGateGrace: 0,
+      overrideHealthGate: true,
+    });
+    const error = configError(() =>
+      loadMasterConfig(
+        {},
+        {
+          ADMIN_TOKEN,
+          PLATFORM_CHAIN_ENDPOINTS: "ws://127.0.0.1:9944",
+          PLATFORM_NETUID: "1",
+          PLATFORM_DRAND_PUBLIC_KEY: "ab".repeat(95),
+        },
+      ),
+    );
+    expect(error.issues.map((issue) => issue.variable)).toEqual(["PLATFORM_DRAND_PUBLIC_KEY"]);
   });
 
   it("refuses chain settings that cannot work together, naming each variable", () => {

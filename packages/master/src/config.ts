@@ -87,6 +87,15 @@ export interface ChainConfig {
   callTimeoutMs: number;
   /** The chain's block time (ms): a head silent for 3 of them marks the endpoint stalled. */
   blockTimeMs: number;
+  /**
+   * PLATFORM_DRAND_PUBLIC_KEY: the drand beacon key commits are encrypted to (96-byte G2, hex).
+   * Unset: drand quicknet on finney and testnet, the local subtensor's own key on it.
+   */
+  drandPublicKey?: string;
+  /** Failed collections in a row a challenge with emission may have before weights are held. */
+  healthGateGrace: number;
+  /** Commit even while the health gate is closed (logged at every round). */
+  overrideHealthGate: boolean;
 }
 
 /** The container broker and the challenge runtime (docs/broker.md). */
@@ -215,6 +224,19 @@ const MasterEnvironment = Type.Object({
   }),
   PLATFORM_CHAIN_TIMEOUT_MS: int(100, 10_000, "per call to the chain"),
   PLATFORM_CHAIN_BLOCK_MS: int(10, 12_000, "the chain's block time"),
+  PLATFORM_DRAND_PUBLIC_KEY: optionalText(
+    "the drand beacon's public key (96-byte compressed G2, hex) weight commits are encrypted to",
+  ),
+  PLATFORM_HEALTH_GATE_GRACE: int(
+    0,
+    3,
+    "failed collections in a row a challenge with emission may have before weights are held",
+    1000,
+  ),
+  PLATFORM_HEALTH_GATE_OVERRIDE: Type.Boolean({
+    default: false,
+    description: "set weights even while a challenge with emission keeps failing its collections",
+  }),
   PLATFORM_BROKER_BACKEND: Type.Union([Type.Literal("engine"), Type.Literal("swarm")], {
     default: "engine",
     description: "where workloads run",
@@ -408,7 +430,11 @@ export function loadMasterConfig(
       allowBurn: e.PLATFORM_VALIDATOR_ALLOW_BURN,
       callTimeoutMs: e.PLATFORM_CHAIN_TIMEOUT_MS,
       blockTimeMs: e.PLATFORM_CHAIN_BLOCK_MS,
+      healthGateGrace: e.PLATFORM_HEALTH_GATE_GRACE,
+      overrideHealthGate: e.PLATFORM_HEALTH_GATE_OVERRIDE,
     };
+    if (e.PLATFORM_DRAND_PUBLIC_KEY)
+      config.chain.drandPublicKey = e.PLATFORM_DRAND_PUBLIC_KEY.trim();
     if (e.PLATFORM_VALIDATOR_HOTKEY_FILE)
       config.chain.validatorHotkeyFile = resolve(e.PLATFORM_VALIDATOR_HOTKEY_FILE);
   }
@@ -441,6 +467,12 @@ function chainIssues(e: Static<typeof MasterEnvironment>): ConfigIssue[] {
     if (e.PLATFORM_NETUID === undefined)
       issues.push({ variable, message: "needs PLATFORM_NETUID (the subnet)" });
   }
+  const drandKey = e.PLATFORM_DRAND_PUBLIC_KEY?.trim();
+  if (drandKey && !/^(0x)?[0-9a-fA-F]{192}$/.test(drandKey))
+    issues.push({
+      variable: "PLATFORM_DRAND_PUBLIC_KEY",
+      message: "must be a 96-byte compressed G2 public key in hex (192 hex digits, 0x optional)",
+    });
   if (endpoints.length > 0 && e.PLATFORM_NETUID === undefined && issues.length === 0)
     issues.push({
       variable: "PLATFORM_NETUID",

@@ -24,6 +24,22 @@ export {
   readMetagraph,
 } from "./chain/chain-metagraph.js";
 export {
+  type BeaconChoice,
+  COMMIT_REVEAL_VERSION,
+  parseBeaconPublicKey,
+  resolveBeacon,
+} from "./chain/commit-reveal.js";
+export { DRAND_QUICKNET, verifyRoundSignature } from "./chain/drand-beacon.js";
+export {
+  collectionHealth,
+  DEFAULT_GRACE_COLLECTIONS,
+  type HealthGate,
+  HealthGateError,
+  type HealthVerdict,
+  historyHealthGate,
+  observingHealthGate,
+} from "./chain/health-gate.js";
+export {
   LOCAL_SUBTENSOR_HYPERPARAMETERS,
   type LocalSubtensor,
   type LocalSubtensorFault,
@@ -34,7 +50,10 @@ export {
   startLocalSubtensor,
 } from "./chain/local-subtensor/index.js";
 export {
+  type CommitDetail,
   OpenAttemptError,
+  type RevealCause,
+  type SubmissionKind,
   type SubmissionRecord,
   type SubmissionStatus,
   SubmissionStore,
@@ -50,6 +69,7 @@ export {
   readSubnetRules,
   type SubnetRules,
 } from "./chain/subnet-rules.js";
+export { TimelockError, timelockDecrypt, timelockEncrypt } from "./chain/timelock.js";
 export {
   HotkeyFileError,
   readValidatorHotkey,
@@ -71,6 +91,12 @@ export {
   type WeightsSubmitter,
   type WeightsSubmitterOptions,
 } from "./chain/weights-submitter.js";
+export {
+  decodeWeightsTlockPayload,
+  encodeWeightsTlockPayload,
+  revealRound,
+  type WeightsTlockPayload,
+} from "./chain/weights-tlock-payload.js";
 export {
   type BrokerConfig,
   ConfigError,

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Backend, createLogger } from "@platform/core";
+import { type Backend, createLogger, type Sql } from "@platform/core";
 import { createTestDatabase } from "@platform/core/testing";
 import { loadMasterConfig, type MasterConfig } from "../src/config.js";
 import { createMaster, type Master, type MasterServer } from "../src/master.js";
@@ -25,6 +25,8 @@ export interface TestMaster {
   publicFetch(path: string, init?: RequestInit): Promise<Response>;
   /** Answer a request in-process on the admin listener only, whatever the path. */
   adminFetch(path: string, init?: RequestInit): Promise<Response>;
+  /** The master's database, for assertions on what it stored. */
+  sql: Sql;
   /** Start both listeners on real loopback sockets (`.url` public, `.admin.url` admin). */
   listen(): Promise<MasterServer>;
   close(): Promise<void>;
@@ -62,6 +64,7 @@ export async function startTestMaster(
     publicFetch: (path, init) => master.app.fetch(new Request(`http://master.test${path}`, init)),
     adminFetch: (path, init) =>
       master.adminApp.fetch(new Request(`http://master.test${path}`, init)),
+    sql: database.sql,
     listen: () => master.listen({ host: "127.0.0.1", port: 0, adminHost: "127.0.0.1" }),
     async close() {
       await master.close();

@@ -3,7 +3,8 @@ import type { MasterContext } from "../master-context.js";
 import { WeightsSnapshotStore } from "../weights/weights-snapshot-store.js";
 import { type ChainClient, createChainClient } from "./chain-client.js";
 import { type ChainMetagraph, chainMetagraph } from "./chain-metagraph.js";
-import { SubmissionStore } from "./submission-store.js";
+import { historyHealthGate } from "./health-gate.js";
+import { type SubmissionRecord, SubmissionStore } from "./submission-store.js";
 import { readValidatorHotkey } from "./validator-hotkey.js";
 import { runValidator } from "./validator-loop.js";
 import { validatorKeypair } from "./weights-submitter.js";
@@ -21,9 +22,17 @@ const ChainWeightsResponse = Type.Object(
     netuid: Type.Integer(),
     /** The master's own validator hotkey, null when it runs none (PLATFORM_VALIDATOR_HOTKEY_FILE). */
     validator: Type.Union([Type.String(), Type.Null()]),
+    /**
+     * The newest weights confirmed on chain: a finalized set_weights, or a revealed commit
+     * (commit-reveal v4), whose `block` is the block that revealed it.
+     */
     last_confirmed: Type.Union([
       Type.Object({
+        kind: Type.Union([Type.Literal("set_weights"), Type.Literal("commit")]),
         block: Block,
+        /** For a commit: the block that included it, and the drand round it was locked to. */
+        commit_block: Type.Optional(Block),
+        reveal_round: Type.Optional(Type.Integer()),
         extrinsic_hash: Type.String(),
         confirmed_at: Type.String({ format: "date-time" }),
         uids: Type.Array(Type.Integer()),
@@ -33,7 +42,11 @@ const ChainWeightsResponse = Type.Object(
     ]),
     last_attempt: Type.Union([
       Type.Object({
+        kind: Type.Union([Type.Literal("set_weights"), Type.Literal("commit")]),
+        /** pending, in_block, finalized, failed, dropped; a commit: committed, revealed, unrevealed. */
         status: Type.String(),
+        /** For an unrevealed commit: the likely cause (pulse_missing, decryption_failed...). */
+        reveal_cause: Type.Optional(Type.String()),
         error: Type.Union([Type.String(), Type.Null()]),
         at: Type.String({ format: "date-time" }),
       }),
@@ -43,11 +56,44 @@ const ChainWeightsResponse = Type.Object(
       Type.Object({ block: Block, hotkeys: Type.Integer(), read_at: Type.String() }),
       Type.Null(),
     ]),
+    /**
+     * The health gate: `closed` while an active challenge with emission has failed more than
+     * `grace` collections in a row; the validator then sends nothing (unless `overridden`).
+     */
+    health_gate: Type.Object({
+      status: Type.Union([Type.Literal("open"), Type.Literal("closed")]),
+      grace: Type.Integer(),
+      overridden: Type.Boolean(),
+      /** While closed: the challenge failing longest, and its failed collections in a row. */
+      challenge: Type.Optional(Type.String()),
+      failures: Type.Optional(Type.Integer()),
+    }),
     /** With `?hotkey=`: its uid in the last metagraph read (null when not registered). */
     uid: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   },
   { $id: "ChainWeightsResponse" },
 );
+
+/**
+ * The last confirmed attempt as `last_confirmed` shows it: where its weights landed is the
+ * set_weights' block, or for a commit the block that revealed it.
+ */
+function confirmedView(record: SubmissionRecord | undefined) {
+  if (!record) return null;
+  const block = record.kind === "commit" ? record.commit?.revealBlock : record.finalizedBlock;
+  if (!block) return null;
+  return {
+    kind: record.kind,
+    block,
+    ...(record.commit && record.finalizedBlock
+      ? { commit_block: record.finalizedBlock, reveal_round: record.commit.revealRound }
+      : {}),
+    extrinsic_hash: record.extrinsicHash,
+    confirmed_at: record.updatedAt.toISOString(),
+    uids: record.uids,
+    weights_u16: record.weights,
+  };
+}
 
 /**
  * The master's side of the chain (docs/chain.md), when PLATFORM_CHAIN_ENDPOINTS is set: one
@@ -77,6 +123,10 @@ export function registerChainRoutes(context: MasterContext): MasterChain | undef
     keep: context.config.weights.keepSnapshots,
   });
   let validatorHotkey: string | null = null;
+  const healthGate = historyHealthGate({
+    history: (limit) => snapshots.history(limit),
+    graceCollections: settings.healthGateGrace,
+  });
 
   context.health.register("chain", async () => {
     const status = client.status();
@@ -89,7 +139,7 @@ export function registerChainRoutes(context: MasterContext): MasterChain | undef
       const last = validatorHotkey
         ? await submissions.lastConfirmed(settings.netuid, validatorHotkey)
         : undefined;
-      this.set(last?.finalizedBlock?.number ?? 0);
+      this.set(confirmedView(last)?.block.number ?? 0);
     },
   });
   if (metagraph) {
@@ -104,7 +154,7 @@ export function registerChainRoutes(context: MasterContext): MasterChain | undef
   }
   const outcomes = context.metrics.counter({
     name: "platform_chain_submissions_total",
-    help: "The master's validator's weight submissions by outcome (finalized, failed, dropped)",
+    help: "The master's validator's weight submissions by outcome (finalized, failed, dropped; commits: committed, revealed, unrevealed)",
     labelNames: ["outcome"],
   });
 
@@ -125,21 +175,16 @@ export function registerChainRoutes(context: MasterContext): MasterChain | undef
         : undefined;
       const read = metagraph?.last();
       const attempt = recent[0];
+      const gate = await healthGate();
       return {
         netuid: settings.netuid,
         validator: validatorHotkey,
-        last_confirmed: confirmed?.finalizedBlock
-          ? {
-              block: confirmed.finalizedBlock,
-              extrinsic_hash: confirmed.extrinsicHash,
-              confirmed_at: confirmed.updatedAt.toISOString(),
-              uids: confirmed.uids,
-              weights_u16: confirmed.weights,
-            }
-          : null,
+        last_confirmed: confirmedView(confirmed),
         last_attempt: attempt
           ? {
+              kind: attempt.kind,
               status: attempt.status,
+              ...(attempt.commit?.cause ? { reveal_cause: attempt.commit.cause } : {}),
               error: attempt.errorName,
               at: attempt.updatedAt.toISOString(),
             }
@@ -151,6 +196,12 @@ export function registerChainRoutes(context: MasterContext): MasterChain | undef
               read_at: new Date(read.readAt).toISOString(),
             }
           : null,
+        health_gate: {
+          status: gate.ok ? ("open" as const) : ("closed" as const),
+          grace: settings.healthGateGrace,
+          overridden: settings.overrideHealthGate,
+          ...(gate.ok ? {} : { challenge: gate.challenge, failures: gate.failures }),
+        },
         ...(query.hotkey === undefined ? {} : { uid: read?.uids.get(query.hotkey) ?? null }),
       };
     },
@@ -173,6 +224,11 @@ export function registerChainRoutes(context: MasterContext): MasterChain | undef
       netuid: settings.netuid,
       keypair,
       allowBurn: settings.allowBurn,
+      // Weights are held while a challenge with emission keeps failing its collections: its
+      // share would otherwise move to the burn uid because of an outage (docs/chain.md).
+      healthGate,
+      overrideHealthGate: settings.overrideHealthGate,
+      ...(settings.drandPublicKey === undefined ? {} : { drandPublicKey: settings.drandPublicKey }),
       snapshotSource: async () => {
         const latest = await snapshots.latest();
         if (!latest) throw new Error("no weights snapshot yet");
@@ -181,7 +237,8 @@ export function registerChainRoutes(context: MasterContext): MasterChain | undef
       signal: stop.signal,
       log,
       onEvent: (event) => {
-        if (event.type === "settled") outcomes.inc({ outcome: event.record.status });
+        if (event.type === "settled" || event.type === "reveal")
+          outcomes.inc({ outcome: event.record.status });
       },
     }).then(
       (outcome) => log.info("chain: the master's validator stopped", { reason: outcome.reason }),

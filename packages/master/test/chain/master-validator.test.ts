@@ -74,6 +74,8 @@ describe(`the master's chain wiring (${backend})`, () => {
         allowBurn: false,
         callTimeoutMs: 10_000,
         blockTimeMs: 150,
+        healthGateGrace: 3,
+        overrideHealthGate: false,
       };
     });
     challenge.token = await registerChallenge(t, "alpha", "active", challenge.url);

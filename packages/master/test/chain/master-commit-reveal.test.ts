@@ -1,0 +1,189 @@
+// The master's in-process validator on a subnet with commit-reveal on (as on finney): it commits
+// timelocked weights to the local subtensor's own drand beacon, the chain reveals them an epoch
+// later, and GET /v1/weights/chain shows the revealed commit (the block that revealed it, the
+// commit's block and round). Then the health gate: a challenge with emission that fails more
+// collections in a row than the grace closes it, the view names the challenge, and no commit
+// is sent while it stays closed.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { initCrypto, keypairFromMnemonic } from "@platform/core";
+import { testBackends } from "@platform/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalSubtensor, startLocalSubtensor } from "../../src/chain/local-subtensor/index.js";
+import { SubmissionStore } from "../../src/chain/submission-store.js";
+import { registerChallenge } from "../proxy/register-challenge.js";
+import { jsonInit, startTestMaster, type TestMaster } from "../test-master.js";
+import { type FakeChallenge, startFakeChallenge } from "../weights/fake-challenge.js";
+
+// Public test phrases (substrate's development phrase, BIP-39 test vectors), never real keys.
+const VALIDATOR = "bottom drive obey lake curtain smoke basket hold race lonely fit walk";
+const MINER_A = "legal winner thank year wave sausage worth useful legal winner thank yellow";
+const MINER_B = "letter advice cage absurd amount doctor acoustic avoid letter advice cage above";
+const NETUID = 2;
+const GRACE = 1;
+const backend = (await testBackends())[0]!;
+
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  tries = 400,
+): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+interface ChainView {
+  validator: string;
+  last_confirmed: {
+    kind: string;
+    block: { number: number };
+    commit_block?: { number: number };
+    reveal_round?: number;
+    uids: number[];
+    weights_u16: number[];
+  } | null;
+  last_attempt: { kind: string; status: string } | null;
+  health_gate: { status: string; grace: number; challenge?: string; failures?: number };
+}
+
+describe(`the master's validator under commit-reveal (${backend})`, () => {
+  let chain: LocalSubtensor;
+  let challenge: FakeChallenge;
+  let t: TestMaster;
+  let failing = false;
+
+  beforeAll(async () => {
+    await initCrypto();
+    const [validator, minerA, minerB] = [VALIDATOR, MINER_A, MINER_B].map(
+      (phrase) => keypairFromMnemonic(phrase).address,
+    ) as [string, string, string];
+    // Tempo 3: an epoch is 4 blocks (0.6 s), so a commit reveals within a second or two.
+    chain = await startLocalSubtensor({
+      blockMs: 150,
+      tempo: 3,
+      simulatedBlockMs: 3_000,
+      subnetDefaults: {
+        CommitRevealWeightsEnabled: true,
+        WeightsSetRateLimit: 0,
+        MinAllowedWeights: 1,
+      },
+    });
+    await chain.registerNeuron(NETUID, validator, true);
+    await chain.registerNeuron(NETUID, minerA);
+    await chain.registerNeuron(NETUID, minerB);
+    challenge = await startFakeChallenge({
+      slug: "alpha",
+      reply: () =>
+        failing
+          ? { status: 500, json: { detail: "down" } }
+          : {
+              json: {
+                challenge_slug: "alpha",
+                epoch: 1,
+                weights: { [minerA]: 3, [minerB]: 1 },
+              },
+            },
+    });
+    const home = mkdtempSync(join(tmpdir(), "master-commit-reveal-"));
+    const hotkeyFile = join(home, "hotkey");
+    writeFileSync(hotkeyFile, JSON.stringify({ secretPhrase: VALIDATOR }));
+    t = await startTestMaster(backend, (config) => {
+      config.chain = {
+        endpoints: [chain.url],
+        netuid: NETUID,
+        metagraphFromChain: true,
+        metagraphCacheSeconds: 0,
+        validatorHotkeyFile: hotkeyFile,
+        allowBurn: false,
+        callTimeoutMs: 10_000,
+        blockTimeMs: 150,
+        healthGateGrace: GRACE,
+        overrideHealthGate: false,
+      };
+    });
+    challenge.token = await registerChallenge(t, "alpha", "active", challenge.url);
+    const share = await t.fetch(
+      "/v1/admin/challenges/alpha",
+      jsonInit("PATCH", { emission_percent: 100 }, t.admin),
+    );
+    expect(share.status).toBe(200);
+    for (let i = 0; i < 4; i++) await chain.nextBlock();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await challenge?.close();
+    await chain?.close();
+  });
+
+  const view = async () => (await (await t.publicFetch("/v1/weights/chain")).json()) as ChainView;
+
+  it("commits to the local beacon, never sets weights directly, and shows the confirmed reveal", async () => {
+    await t.listen();
+    const collected = await t.fetch("/v1/admin/weights/collect", jsonInit("POST", {}, t.admin));
+    expect(collected.status).toBe(200);
+
+    const confirmed = await until("a revealed commit", async () => {
+      return (await view()).last_confirmed ?? undefined;
+    });
+    expect(confirmed.kind).toBe("commit");
+    expect(confirmed.uids).toEqual([1, 2]);
+    expect(confirmed.weights_u16).toEqual([65_535, 21_845]);
+    // Revealed after the block that included the commit, to the round it was locked to.
+    expect(confirmed.commit_block?.number).toBeLessThan(confirmed.block.number);
+    expect(confirmed.reveal_round).toBeGreaterThan(0);
+
+    // Every attempt the validator recorded was a commit: none was a set_weights.
+    const store = new SubmissionStore(t.sql);
+    const attempts = await store.recent({ netuid: NETUID, hotkey: (await view()).validator });
+    expect(attempts.length).toBeGreaterThan(0);
+    expect(new Set(attempts.map((a) => a.kind))).toEqual(new Set(["commit"]));
+
+    const metrics = await (
+      await t.adminFetch("/metrics", { headers: { authorization: `Bearer ${t.adminToken}` } })
+    ).text();
+    expect(metrics).toMatch(/platform_chain_submissions_total\{outcome="committed"\} [1-9]/);
+    expect(metrics).toMatch(/platform_chain_submissions_total\{outcome="revealed"\} [1-9]/);
+    expect(metrics).toMatch(
+      new RegExp(`platform_chain_weights_last_confirmed_block ${confirmed.block.number}\\b`),
+    );
+    expect((await view()).health_gate).toEqual({ status: "open", grace: GRACE, overridden: false });
+  });
+
+  it("holds every commit while a challenge with emission fails more collections than the grace", async () => {
+    failing = true;
+    // grace + 1 failed collections in a row close the gate.
+    for (let i = 0; i <= GRACE; i++) {
+      const run = await t.fetch("/v1/admin/weights/collect", jsonInit("POST", {}, t.admin));
+      expect(run.status).toBe(200);
+    }
+    const closed = await view();
+    expect(closed.health_gate).toMatchObject({
+      status: "closed",
+      challenge: "alpha",
+      failures: GRACE + 1,
+    });
+    // Let the validator finish what it had in flight, then count: no commit is added over
+    // several epochs (it would commit once per epoch with the gate open).
+    const store = new SubmissionStore(t.sql);
+    const count = async () =>
+      (await store.recent({ netuid: NETUID, hotkey: closed.validator, limit: 1000 })).length;
+    for (let i = 0; i < 8; i++) await chain.nextBlock();
+    const before = await count();
+    for (let i = 0; i < 16; i++) await chain.nextBlock();
+    expect(await count()).toBe(before);
+
+    // A good collection opens it again, and commits resume.
+    failing = false;
+    const run = await t.fetch("/v1/admin/weights/collect", jsonInit("POST", {}, t.admin));
+    expect(run.status).toBe(200);
+    expect((await view()).health_gate.status).toBe("open");
+    await until("a commit after the gate opened", async () =>
+      (await count()) > before ? true : undefined,
+    );
+  });
+});
