@@ -188,7 +188,10 @@ interface ChainWeights {
   validator: string | null;
   uid?: number | null;
   last_confirmed: {
+    /** `commit` under commit-reveal: `block` is where the chain revealed it. */
+    kind?: "set_weights" | "commit";
     block: { number: number; hash: string };
+    commit_block?: { number: number };
     uids: number[];
     weights_u16: number[];
   } | null;
@@ -216,7 +219,11 @@ export async function awaitChainWeight(miner: Miner, seconds: number): Promise<v
     const at = typeof uid === "number" && confirmed ? confirmed.uids.indexOf(uid) : -1;
     if (at >= 0 && confirmed && (confirmed.weights_u16[at] ?? 0) > 0) {
       say(
-        `chain: ${miner.pair.address} is uid ${uid}; its weight ${confirmed.weights_u16[at]}/65535 was confirmed in block #${confirmed.block.number} ${confirmed.block.hash}`,
+        `chain: ${miner.pair.address} is uid ${uid}; its weight ${confirmed.weights_u16[at]}/65535 was confirmed in block #${confirmed.block.number} ${confirmed.block.hash}${
+          confirmed.kind === "commit" && confirmed.commit_block
+            ? ` (revealed there from the validator's commit in block #${confirmed.commit_block.number})`
+            : ""
+        }`,
       );
       return;
     }

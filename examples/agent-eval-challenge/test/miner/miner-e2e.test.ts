@@ -146,11 +146,11 @@ describe("the miner's tool against `platform dev` (issue 14, done when)", () => 
       hotkeys: Record<string, number>;
     };
     expect(latest.hotkeys[hotkey]).toBeGreaterThan(0);
-    // platform dev runs a local subtensor: the hotkey got a uid there, and the master's validator
-    // set its weight on chain, confirmed from the block's events.
+    // platform dev runs a local subtensor with commit-reveal on: the hotkey got a uid there, and
+    // the master's validator committed its weight, confirmed once the chain revealed it.
     expect(run.output).toMatch(
       new RegExp(
-        `chain: ${hotkey} is uid \\d+; its weight \\d+/65535 was confirmed in block #\\d+`,
+        `chain: ${hotkey} is uid \\d+; its weight \\d+/65535 was confirmed in block #\\d+.*revealed there from the validator's commit in block #\\d+`,
       ),
     );
     const onChain = (await (await fetch(`${master}/v1/weights/chain?hotkey=${hotkey}`)).json()) as {

@@ -19,6 +19,8 @@ export interface DevReady {
     url: string;
     netuid: number;
     validator_hotkey: string;
+    /** Weights go in as timelocked commits, revealed an epoch later (finney's default). */
+    commit_reveal: boolean;
     /** The master's view of its weights on chain. */
     weights_url: string;
   } | null;
@@ -57,6 +59,7 @@ export function devReady(
           url: chain.url,
           netuid: chain.netuid,
           validator_hotkey: chain.validatorHotkey,
+          commit_reveal: chain.commitReveal,
           weights_url: `${master.url}/v1/weights/chain`,
         }
       : null,
@@ -91,7 +94,7 @@ export function devBanner(ready: DevReady, tokenFromEnv: boolean): string {
     `${pad("weights")}${ready.weights_url}`,
     ...(ready.chain
       ? [
-          `${pad("chain")}${ready.chain.url}  (local subtensor, netuid ${ready.chain.netuid})`,
+          `${pad("chain")}${ready.chain.url}  (local subtensor, netuid ${ready.chain.netuid}, commit-reveal ${ready.chain.commit_reveal ? "on: weights are committed, then revealed an epoch later" : "off"})`,
           `${pad("on chain")}${ready.chain.weights_url}  (the master's validator ${ready.chain.validator_hotkey}; miners who score get a uid)`,
         ]
       : []),

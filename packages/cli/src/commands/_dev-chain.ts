@@ -8,12 +8,20 @@ export const DEV_NETUID = 1;
 export const DEV_BLOCK_MS = 1000;
 /** Blocks between two weight settings of one hotkey on the dev chain (finney: 100). */
 export const DEV_RATE_LIMIT_BLOCKS = 10;
+/**
+ * The dev subnet's tempo (finney: 360): an epoch is 11 one-second blocks, so a commit is revealed
+ * 10 to 25 s after it is sent. Above 3 (the reveal round's offset into the reveal epoch), or the
+ * round's pulse is stored only as the reveal epoch ends.
+ */
+export const DEV_TEMPO = 10;
 
 /** The local chain `platform dev` started, and its subnet owner's validator. */
 export interface DevChain {
   url: string;
   netuid: number;
   genesisHash: string;
+  /** Weights go in as timelocked commits (CommitRevealWeightsEnabled). */
+  commitReveal: boolean;
   /** The master's validator hotkey (uid 0, with a validator permit) and the file it reads. */
   validatorHotkey: string;
   validatorHotkeyFile: string;
@@ -26,22 +34,27 @@ export interface DevChain {
 /**
  * Start the local subtensor for development: one subnet, a fresh validator hotkey registered on
  * it with a permit (saved under `dataDir`, mode 0600, for the master's in-process validator),
- * commit-reveal off (finney's default is on: the next issue turns it on here too).
+ * commit-reveal on as on finney (the chain is its own drand beacon: weights are committed
+ * timelocked to its rounds and revealed an epoch later), unless `commitReveal` is false.
  */
 export async function startDevChain(options: {
   dataDir: string;
   lifecycle: DevLifecycle;
   progress: (line: string) => void;
+  /** CommitRevealWeightsEnabled on the dev subnet; default true (finney's default). */
+  commitReveal?: boolean;
 }): Promise<DevChain> {
+  const commitReveal = options.commitReveal ?? true;
   const { startLocalSubtensor } = await import("@platform/master");
   const { createLogger, generateMnemonic, initCrypto, keypairFromMnemonic } = await import(
     "@platform/core"
   );
   const chain = await startLocalSubtensor({
     blockMs: DEV_BLOCK_MS,
+    tempo: DEV_TEMPO,
     log: createLogger({ name: "local-subtensor", level: "error" }),
     subnetDefaults: {
-      CommitRevealWeightsEnabled: false,
+      CommitRevealWeightsEnabled: commitReveal,
       WeightsSetRateLimit: DEV_RATE_LIMIT_BLOCKS,
       MinAllowedWeights: 1,
     },
@@ -62,11 +75,17 @@ export async function startDevChain(options: {
   options.progress(
     `local chain at ${chain.url} (netuid ${DEV_NETUID}); validator ${validator.address} is uid ${uid}`,
   );
+  options.progress(
+    commitReveal
+      ? `commit-reveal on: weights are committed timelocked to the chain's own drand beacon (key ${chain.drandInfo().public_key.slice(0, 16)}…) and revealed an epoch (${DEV_TEMPO + 1} blocks) later`
+      : "commit-reveal off: weights are set directly (set_weights)",
+  );
   const registered = new Set<string>([validator.address]);
   return {
     url: chain.url,
     netuid: DEV_NETUID,
     genesisHash: chain.genesisHash,
+    commitReveal,
     validatorHotkey: validator.address,
     validatorHotkeyFile,
     async register(hotkey) {

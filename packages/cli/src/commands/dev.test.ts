@@ -170,13 +170,26 @@ describe("platform dev", () => {
       expect.objectContaining({ slug: "shortest-tour", status: "ok", emission_percent: 100 }),
     ]);
 
-    // The local chain: the scored hotkey gets a uid there, and the master's validator sets its
-    // weight on chain, confirmed from the block (collections every 30 s: ask for them).
-    expect(ready.chain).toMatchObject({ netuid: 1, weights_url: `${master}/v1/weights/chain` });
-    let onChain: { uid?: number | null; last_confirmed: { uids: number[] } | null } = {
+    // The local chain: the scored hotkey gets a uid there, and the master's validator commits its
+    // weight (commit-reveal is on, as on finney), confirmed once the chain revealed it
+    // (collections every 30 s: ask for them).
+    expect(ready.chain).toMatchObject({
+      netuid: 1,
+      commit_reveal: true,
+      weights_url: `${master}/v1/weights/chain`,
+    });
+    let onChain: {
+      uid?: number | null;
+      last_confirmed: {
+        kind: string;
+        uids: number[];
+        block: { number: number };
+        commit_block?: { number: number };
+      } | null;
+    } = {
       last_confirmed: null,
     };
-    for (let i = 0; i < 60; i++) {
+    for (let i = 0; i < 90; i++) {
       await fetch(`${ready.master_admin_url}/v1/admin/weights/collect`, {
         method: "POST",
         headers: { "x-admin-token": ready.admin_token },
@@ -188,6 +201,11 @@ describe("platform dev", () => {
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
     expect(onChain.last_confirmed?.uids, JSON.stringify(onChain)).toContain(onChain.uid);
+    // A commit, revealed in a later block than the one that included it.
+    expect(onChain.last_confirmed?.kind).toBe("commit");
+    expect(onChain.last_confirmed?.commit_block?.number).toBeLessThan(
+      onChain.last_confirmed?.block.number ?? 0,
+    );
     const validatorStatus = await runCli(["validator", "status", "--master", master], { env });
     expect(validatorStatus.stdout).toContain(
       `netuid 1, validator ${ready.chain!.validator_hotkey}`,

@@ -159,7 +159,7 @@ export default defineCommand({
     chain: {
       type: "boolean",
       description:
-        "Run a local subtensor beside the master: miners who score get a uid on it, and the master's validator sets their weights on chain (--no-chain: none; PLATFORM_CHAIN_ENDPOINTS: that chain instead)",
+        "Run a local subtensor beside the master: miners who score get a uid on it, and the master's validator commits their weights (commit-reveal on, as on finney: revealed an epoch later) (--no-chain: none; PLATFORM_CHAIN_ENDPOINTS: that chain instead)",
       default: true,
     },
     challenge: {

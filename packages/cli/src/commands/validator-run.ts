@@ -10,7 +10,7 @@ export default defineCommand({
   meta: {
     name: "run",
     description:
-      "Read the master's latest weights snapshot, map its hotkeys to uids with your own read of the chain at a pinned finalized block, check the subnet's rules (the chain's own checks, in its order), set the weights and confirm them from the block's events; then wait for the next allowed block and repeat. Exit codes with --once: 0 confirmed, 3 refused by a local check (named, with the block it is allowed from), 1 any other failure.",
+      "Read the master's latest weights snapshot, map its hotkeys to uids with your own read of the chain at a pinned finalized block, check the subnet's rules (the chain's own checks, in its order), set the weights and confirm them from the block's events; then wait for the next allowed block and repeat. On a subnet with commit-reveal on (finney's default) the weights are committed timelocked to a drand round, never set directly, and each commit is followed to its reveal. Nothing is sent while a challenge with emission keeps failing its collections (the health gate), and a snapshot that cannot be fetched or builds to nothing gives way to the last verified one. Exit codes with --once: 0 confirmed (with commit-reveal: revealed), 3 refused by a local check or the health gate (named, with the block it is allowed from), 1 any other failure.",
   },
   args: {
     master: {
@@ -56,6 +56,24 @@ export default defineCommand({
       description: "version_key to send (default: the subnet's WeightsVersionKey)",
       valueHint: "n",
     },
+    "drand-public-key": {
+      type: "string",
+      description:
+        "The drand beacon's public key (96-byte compressed G2, hex) commits are encrypted to (default: PLATFORM_DRAND_PUBLIC_KEY, else drand quicknet on finney and testnet, the local subtensor's own key on it)",
+      valueHint: "hex",
+    },
+    "health-grace": {
+      type: "string",
+      description:
+        "Failed collections in a row a challenge with emission may have before weights are held (default 3)",
+      default: "3",
+      valueHint: "n",
+    },
+    "override-health-gate": {
+      type: "boolean",
+      description: "Send weights even while the health gate is closed (logged at every round)",
+      default: false,
+    },
     "block-ms": {
       type: "string",
       description:
@@ -88,6 +106,8 @@ export default defineCommand({
       if (!args.hotkey)
         throw new CliError("give the validator's hotkey with --hotkey <file or saved key name>");
       const master = masterUrl(args.master);
+      const grace = integer(args["health-grace"], "--health-grace", 0, 1000);
+      const drandPublicKey = args["drand-public-key"] || process.env.PLATFORM_DRAND_PUBLIC_KEY;
 
       const core = await import("@platform/core");
       const chain = await import("@platform/master");
@@ -97,6 +117,17 @@ export default defineCommand({
       say(`validator ${keypair.address} on netuid ${netuid}, weights from ${master}`);
 
       const database = await openValidatorDatabase(args);
+      if (drandPublicKey) {
+        try {
+          chain.parseBeaconPublicKey(drandPublicKey);
+        } catch (error) {
+          throw new CliError(
+            `--drand-public-key is not a drand public key (96-byte compressed G2, hex): ${(error as Error).message}`,
+          );
+        }
+      }
+      // The validator sees only the latest snapshot: the gate keeps the ones it was shown.
+      const health = chain.observingHealthGate({ graceCollections: grace });
       const client = chain.createChainClient({ endpoints, blockTimeMs, log });
       const stop = new AbortController();
       const onSignal = () => stop.abort();
@@ -108,7 +139,10 @@ export default defineCommand({
           sql: database.sql,
           netuid,
           keypair,
-          snapshotSource: () => fetchSnapshot(master),
+          snapshotSource: async () => health.observe(await fetchSnapshot(master)),
+          healthGate: health.gate,
+          overrideHealthGate: args["override-health-gate"],
+          ...(drandPublicKey ? { drandPublicKey } : {}),
           once: args.once,
           dryRun: args["dry-run"],
           allowBurn: args["allow-burn"],
@@ -187,7 +221,7 @@ function describeEvent(event: Event): string {
       return `snapshot ${p.snapshotId ?? "-"}: ${p.uids.length} uids at finalized block #${block.number} (uid ${p.uid ?? "not registered"}, version_key ${p.versionKey})`;
     }
     case "signed":
-      return `signed set_weights, extrinsic ${event.record.extrinsicHash} (nonce ${event.record.nonce}, valid to block #${event.record.eraDeath})`;
+      return `signed ${event.record.kind === "commit" ? `a commit to drand round ${event.record.commit?.revealRound}` : "set_weights"}, extrinsic ${event.record.extrinsicHash} (nonce ${event.record.nonce}, valid to block #${event.record.eraDeath})`;
     case "sent":
       return "sent";
     case "in_block":
@@ -196,7 +230,15 @@ function describeEvent(event: Event): string {
       const r = event.record;
       if (r.status === "finalized")
         return `confirmed: finalized in block #${r.finalizedBlock?.number} ${r.finalizedBlock?.hash}`;
+      if (r.status === "committed")
+        return `committed in block #${r.finalizedBlock?.number} (epoch ${r.commit?.commitEpoch}); its reveal is due in epoch ${r.commit?.revealEpoch}`;
       return `${r.status}: ${r.errorName ?? r.errorCode ?? "-"}${r.errorMessage ? ` (${r.errorMessage})` : ""}`;
+    }
+    case "reveal": {
+      const r = event.record;
+      if (r.status === "revealed")
+        return `revealed in block #${r.commit?.revealBlock?.number}: the chain's weights are the committed ones`;
+      return `NOT revealed: ${r.commit?.cause ?? "unknown"}${r.commit?.detail ? ` (${r.commit.detail})` : ""}; the weights go again at the next allowed block`;
     }
     default:
       return JSON.stringify(event);
@@ -206,7 +248,11 @@ function describeEvent(event: Event): string {
 function describeOutcome(outcome: Outcome): string {
   switch (outcome.reason) {
     case "confirmed":
-      return `done: weights confirmed in block #${outcome.submission.finalizedBlock?.number}`;
+      return outcome.submission.kind === "commit"
+        ? `done: weights committed in block #${outcome.submission.finalizedBlock?.number} and revealed in block #${outcome.submission.commit?.revealBlock?.number}`
+        : `done: weights confirmed in block #${outcome.submission.finalizedBlock?.number}`;
+    case "committed":
+      return `done: weights committed in block #${outcome.submission.finalizedBlock?.number} (reveal not awaited)`;
     case "dry_run":
       return `dry run: would set ${outcome.prepared.uids.length} weights: ${JSON.stringify(Object.fromEntries(outcome.prepared.uids.map((uid, i) => [uid, outcome.prepared.weights[i]])))}`;
     case "stopped":

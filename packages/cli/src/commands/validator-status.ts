@@ -43,19 +43,24 @@ export default defineCommand({
           process.stdout.write("no submissions yet\n");
           return;
         }
-        const confirmed = rows.find((row) => row.status === "finalized");
+        // A set_weights is confirmed when finalized; a commit when the chain revealed it.
+        const confirmed = rows.find(
+          (row) => row.status === "finalized" || row.status === "revealed",
+        );
+        const landed = confirmed?.commit?.revealBlock ?? confirmed?.finalizedBlock;
         process.stdout.write(
           confirmed
-            ? `last confirmed: block #${confirmed.finalizedBlock?.number} (${confirmed.updatedAt.toISOString()}), netuid ${confirmed.netuid}, uid ${confirmed.uid ?? "-"}, ${confirmed.uids.length} weights\n`
+            ? `last confirmed: block #${landed?.number} (${confirmed.updatedAt.toISOString()}), netuid ${confirmed.netuid}, uid ${confirmed.uid ?? "-"}, ${confirmed.uids.length} weights\n`
             : "last confirmed: none of these\n",
         );
         for (const row of rows) {
-          const where = row.finalizedBlock ?? row.inBlock;
+          const where = row.commit?.revealBlock ?? row.finalizedBlock ?? row.inBlock;
           const error = row.errorName
             ? ` ${row.errorName}${row.errorMessage ? `: ${row.errorMessage}` : ""}`
             : "";
+          const cause = row.commit?.cause ? ` ${row.commit.cause}` : "";
           process.stdout.write(
-            `  #${row.id} ${row.createdAt.toISOString()} netuid ${row.netuid} ${row.status.padEnd(9)} ${where ? `block #${where.number}` : "-"} ${row.extrinsicHash}${error}\n`,
+            `  #${row.id} ${row.createdAt.toISOString()} netuid ${row.netuid} ${row.kind === "commit" ? "commit" : "set"} ${row.status.padEnd(10)} ${where ? `block #${where.number}` : "-"} ${row.extrinsicHash}${error}${cause}\n`,
           );
         }
       } finally {

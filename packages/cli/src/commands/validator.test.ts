@@ -13,6 +13,8 @@ const VALIDATOR = "bottom drive obey lake curtain smoke basket hold race lonely 
 const MINER_A = "legal winner thank year wave sausage worth useful legal winner thank yellow";
 const MINER_B = "letter advice cage absurd amount doctor acoustic avoid letter advice cage above";
 const NETUID = 2;
+/** A second subnet with commit-reveal on, as on finney. */
+const CR_NETUID = 3;
 
 describe("platform validator", () => {
   let chain: LocalSubtensor;
@@ -20,6 +22,7 @@ describe("platform validator", () => {
   let masterUrl: string;
   let home: string;
   let hotkeyFile: string;
+  let snapshot: Record<string, unknown>;
   const env = () => ({ PLATFORM_HOME: home, DATABASE_URL: "" });
 
   beforeAll(async () => {
@@ -38,9 +41,16 @@ describe("platform validator", () => {
     await chain.registerNeuron(NETUID, validator!.address, true);
     await chain.registerNeuron(NETUID, a!.address);
     await chain.registerNeuron(NETUID, b!.address);
+    await chain.registerNeuron(CR_NETUID, validator!.address, true);
+    await chain.registerNeuron(CR_NETUID, a!.address);
+    await chain.registerNeuron(CR_NETUID, b!.address);
+    // Tempo 10: an epoch is 11 blocks (under 2 s here), and the round a commit is locked to
+    // (3 blocks into its reveal epoch) is stored well before that epoch ends.
+    await chain.setHyperparameter(CR_NETUID, "CommitRevealWeightsEnabled", true);
+    await chain.setHyperparameter(CR_NETUID, "Tempo", 10);
     // The master's public route, as a validator reads it: the latest snapshot (its uids are the
     // master's business; the validator maps the hotkeys itself).
-    const snapshot = {
+    snapshot = {
       id: 7,
       computed_at: new Date().toISOString(),
       uids: [0],
@@ -75,7 +85,7 @@ describe("platform validator", () => {
     await new Promise((resolve) => master?.close(resolve));
   });
 
-  const run = (...extra: string[]) =>
+  const runOn = (netuid: number, ...extra: string[]) =>
     runCli(
       [
         "validator",
@@ -85,13 +95,14 @@ describe("platform validator", () => {
         "--chain",
         chain.url,
         "--netuid",
-        String(NETUID),
+        String(netuid),
         "--block-ms",
         "150",
         ...extra,
       ],
       { env: env() },
     );
+  const run = (...extra: string[]) => runOn(NETUID, ...extra);
 
   it("sets the master's weights on chain with --once, confirmed from the block, and status lists it", async () => {
     const dry = await run("--hotkey", hotkeyFile, "--once", "--dry-run");
@@ -114,6 +125,43 @@ describe("platform validator", () => {
     expect(rows[0]).toMatchObject({ status: "finalized", uids: [1, 2], weights: [65_535, 21_845] });
   });
 
+  it("holds the weights (exit 3) while a challenge with emission fails its collections, unless overridden", async () => {
+    const healthy = snapshot;
+    snapshot = {
+      ...healthy,
+      id: 8,
+      sources: [
+        {
+          slug: "alpha",
+          emission_percent: 60,
+          status: "failed",
+          epoch: null,
+          hotkeys: 0,
+          share: 0,
+          error: "HTTP 500",
+        },
+      ],
+    };
+    try {
+      const held = await run("--hotkey", hotkeyFile, "--once", "--health-grace", "0", "--dry-run");
+      expect(held.code, held.stdout + held.stderr).toBe(3);
+      expect(held.stdout + held.stderr).toMatch(/challenge alpha failed its last 1/);
+      const overridden = await run(
+        "--hotkey",
+        hotkeyFile,
+        "--once",
+        "--health-grace",
+        "0",
+        "--override-health-gate",
+        "--dry-run",
+      );
+      expect(overridden.code, overridden.stdout + overridden.stderr).toBe(0);
+      expect(overridden.stdout).toMatch(/dry run: would set 2 weights/);
+    } finally {
+      snapshot = healthy;
+    }
+  });
+
   it("exits 3 inside the rate limit, naming the check and the block it is allowed from", async () => {
     await chain.setHyperparameter(NETUID, "WeightsSetRateLimit", 1000);
     for (let i = 0; i < 4; i++) await chain.nextBlock();
@@ -121,6 +169,24 @@ describe("platform validator", () => {
     expect(again.code, again.stdout + again.stderr).toBe(3);
     expect(again.stdout).toMatch(/refused: .*SettingWeightsTooFast/);
     expect(again.stdout).toMatch(/from block #?\d+/);
+  });
+
+  it("commits timelocked weights on a commit-reveal subnet and waits for the confirmed reveal", async () => {
+    const done = await runOn(CR_NETUID, "--hotkey", hotkeyFile, "--once");
+    expect(done.code, done.stdout + done.stderr).toBe(0);
+    expect(done.stdout).toMatch(/signed a commit to drand round \d+, extrinsic 0x[0-9a-f]{64}/);
+    expect(done.stdout).toMatch(/committed in block #\d+ \(epoch \d+\); its reveal is due/);
+    expect(done.stdout).toMatch(
+      /revealed in block #\d+: the chain's weights are the committed ones/,
+    );
+    expect(done.stdout).toMatch(/done: weights committed in block #\d+ and revealed in block #\d+/);
+    expect(done.stdout).not.toMatch(/set_weights/);
+    const json = await runCli(["validator", "status", "--json"], { env: env() });
+    const rows = JSON.parse(json.stdout) as { kind: string; status: string; netuid: number }[];
+    expect(rows.find((row) => row.netuid === CR_NETUID)).toMatchObject({
+      kind: "commit",
+      status: "revealed",
+    });
   });
 
   it("status --master says when a master sets no weights on chain", async () => {
