@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { Cleanup, chainClient, chainNode, recordingLogger, until } from "./_test-chain.js";
 import { ChainError, createChainClient, describeEndpoint } from "./chain-client.js";
 
@@ -143,6 +143,31 @@ describe("chain client", () => {
     await expect(waiting).rejects.toMatchObject({ kind: "aborted" });
     expect(() => createChainClient({ endpoints: ["http://x"] })).toThrow(/ws:\/\/ or wss:\/\//);
     expect(() => createChainClient({ endpoints: [] })).toThrow(/at least one/);
+  });
+
+  it("closed while it connects, leaves nothing behind: no polkadot FATAL once the node goes too", async () => {
+    // platform dev stops the master, then its local chain: a client closed in the middle of
+    // loading the runtime must finish (or drop) that connection inside close().
+    const printed = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      for (const delayMs of [0, 2, 5, 10, 20, 40, 80]) {
+        const node = await chainNode(cleanup);
+        const client = createChainClient({
+          endpoints: [node.url],
+          blockTimeMs: 100,
+          log: recordingLogger().log,
+        });
+        client.finalized().catch(() => {});
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        await client.close();
+        await node.close();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const fatal = printed.mock.calls.map((call) => call.map(String).join(" "));
+      expect(fatal.filter((line) => /Unable to initialize the API/.test(line))).toEqual([]);
+    } finally {
+      printed.mockRestore();
+    }
   });
 
   it("logs endpoints without their credentials", () => {

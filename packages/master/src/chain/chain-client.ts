@@ -379,6 +379,11 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
       log.info("chain connected", { endpoint, genesisHash: genesis });
       return target;
     } catch (error) {
+      if (api && closed) {
+        // Closed while the runtime loads: polkadot prints a FATAL with a stack when its socket
+        // goes in the middle of initialisation. Let initialisation end (bounded), then disconnect.
+        await bounded(api.isReadyOrError, 2_000, () => new Error("init")).catch(noop);
+      }
       shut(api ? { api, provider } : { provider });
       throw error;
     } finally {
@@ -587,6 +592,10 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
       clearInterval(watchdog);
       closing.abort(new ChainError("closed", "the chain client is closed"));
       headListeners.clear();
+      // A connection being opened shuts itself once it sees `closed`: wait for that (bounded), so
+      // nothing of it outlives close() (the endpoint may go right after).
+      const opening = connecting;
+      if (opening) await bounded(opening, 3_000, () => new Error("connect")).catch(noop);
       const target = live;
       live = undefined;
       if (target) {
