@@ -167,6 +167,34 @@ describe("readZip", () => {
     ).toEqual({ code: "invalid_path", message: "bundle holds an absolute path: /x.sh" });
   });
 
+  it("names the rule a checkPath gives, so a caller can answer its own code", async () => {
+    const rules = (path: string, isFile: boolean) =>
+      isFile && path.endsWith(".pt")
+        ? { rule: "weights_file", message: `no weights: ${path}` }
+        : null;
+    expect(await refusal(zipWith([{ name: "w.pt", data: "x" }]), { checkPath: rules })).toEqual({
+      code: "path_refused",
+      message: "no weights: w.pt",
+      rule: "weights_file",
+    });
+  });
+
+  it("refuses one file over maxFileBytes from its declared size, before inflating it", async () => {
+    const limits = { maxFiles: 10, maxUnpackedBytes: 1024 * 1024, maxFileBytes: 100 };
+    expect(
+      (await readZip(zipWith([{ name: "a.txt", data: "x".repeat(100) }]), { limits })).ok,
+    ).toBe(true);
+    expect(
+      await refusal(zipWith([{ name: "a.txt", data: "x", declaredSize: 101 }]), {
+        limits,
+        noun: "agent ZIP",
+      }),
+    ).toEqual({
+      code: "file_too_large",
+      message: "agent ZIP holds a.txt, which unpacks to more than 100 bytes",
+    });
+  });
+
   it("refuses more than 200 files, naming where it stopped", async () => {
     const many = Array.from({ length: 199 }, (_, i) => ({ name: `m/f${i}.py`, data: "" }));
     expect((await readZip(zipWith(many.slice(0, 198)))).ok).toBe(true);

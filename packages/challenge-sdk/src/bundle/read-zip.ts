@@ -20,6 +20,8 @@ export interface ZipLimits {
   maxFiles: number;
   /** Most bytes once unpacked, all files together. */
   maxUnpackedBytes: number;
+  /** Most bytes of any one file once unpacked (default: no cap but `maxUnpackedBytes`). */
+  maxFileBytes?: number | undefined;
 }
 
 /** 200 files, 2 MiB unpacked. */
@@ -35,11 +37,18 @@ export interface ReadZipOptions {
   noun?: string;
   /**
    * The caller's own naming rules, on top of the safe-path rules: a message refuses the entry
-   * (code `path_refused`), null accepts it. `isFile` is false for a directory entry (its path
-   * without the trailing "/").
+   * (code `path_refused`), null accepts it; `{ rule, message }` also says which rule refused it
+   * (the error's `rule`, e.g. to answer its own API code). `isFile` is false for a directory
+   * entry (its path without the trailing "/").
    */
-  checkPath?: (path: string, isFile: boolean) => string | null;
+  checkPath?: PathCheck | undefined;
 }
+
+/** A caller's naming rule of {@link ReadZipOptions.checkPath}: null accepts the path. */
+export type PathCheck = (
+  path: string,
+  isFile: boolean,
+) => string | { rule: string; message: string } | null;
 
 // Unix file types in the high half of the external attributes (any host may set them).
 const S_IFMT = 0o170000;
@@ -61,12 +70,12 @@ interface Listed {
 interface ReadSettings {
   limits: ZipLimits;
   noun: string;
-  checkPath: ((path: string, isFile: boolean) => string | null) | undefined;
+  checkPath: PathCheck | undefined;
 }
 
 /**
  * Read a ZIP held in memory, refusing (never throwing) on the first problem: more than
- * `maxFiles` files or `maxUnpackedBytes` unpacked, a symlink or other special file, an absolute,
+ * `maxFiles` files, `maxUnpackedBytes` unpacked or `maxFileBytes` in one file, a symlink or other special file, an absolute,
  * escaping or non-plain name, a name `checkPath` refuses, a duplicate (also by case), a path that
  * is both a file and a directory, an encrypted or unsupported entry, a size or CRC that lies.
  * The bytes are returned as they are: whether they must be text is the caller's rule.
@@ -157,7 +166,8 @@ async function listEntries(
     // A link gets named as a link even when its name would also fail: it is the worse finding.
     if (mode !== S_IFLNK) {
       if (unsafe !== null) return refuse("invalid_path", unsafe);
-      if (refused !== null) return refuse("path_refused", refused);
+      if (typeof refused === "string") return refuse("path_refused", refused);
+      if (refused !== null) return refuse("path_refused", refused.message, refused.rule);
     }
     if (mode === S_IFLNK) return refuse("symlink", `${noun} holds a symlink: ${path}`);
     if (mode !== 0 && mode !== S_IFREG && mode !== S_IFDIR) {
@@ -203,6 +213,12 @@ async function listEntries(
       return refuse(
         "too_many_files",
         `${noun} holds more than ${limits.maxFiles} files (stopped at ${path})`,
+      );
+    }
+    if (limits.maxFileBytes !== undefined && entry.uncompressedSize > limits.maxFileBytes) {
+      return refuse(
+        "file_too_large",
+        `${noun} holds ${path}, which unpacks to more than ${formatBytes(limits.maxFileBytes)}`,
       );
     }
     unpacked += entry.uncompressedSize;

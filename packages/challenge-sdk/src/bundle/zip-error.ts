@@ -12,6 +12,8 @@ export type ZipErrorCode =
   | "too_many_files"
   /** More bytes unpacked than `ZipLimits.maxUnpackedBytes`, or an entry inflating past its size. */
   | "unpacked_too_large"
+  /** One file larger than `ZipLimits.maxFileBytes`. */
+  | "file_too_large"
   /** A symbolic link. */
   | "symlink"
   /** A device, fifo or socket: not a regular file or directory. */
@@ -30,12 +32,18 @@ export type ZipErrorCode =
 export interface ZipError {
   code: ZipErrorCode;
   message: string;
+  /** On `path_refused`: the rule the caller's `checkPath` named, when it named one. */
+  rule?: string;
 }
 
 /** `readZip`'s answer: the files, or the first problem found. */
 export type ZipResult<T> = { ok: true; value: T } | { ok: false; error: ZipError };
 
 /** A refusal with `code` and `message`. */
-export function zipRefusal<T = never>(code: ZipErrorCode, message: string): ZipResult<T> {
-  return { ok: false, error: { code, message } };
+export function zipRefusal<T = never>(
+  code: ZipErrorCode,
+  message: string,
+  rule?: string,
+): ZipResult<T> {
+  return { ok: false, error: rule === undefined ? { code, message } : { code, message, rule } };
 }
