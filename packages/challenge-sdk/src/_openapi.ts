@@ -4,6 +4,7 @@
 import {
   type AnyRoute,
   buildOpenApi,
+  ChallengeWeightsResponse,
   ErrorResponse,
   type OpenApiDocument,
   type ResponseSpec,
@@ -31,6 +32,11 @@ const securitySchemes = {
 
 const errorSpec = (description: string): ResponseSpec => ({ description, schema: ErrorResponse });
 
+// core's builder inlines schemas; a `$ref` object is passed through as it is.
+const HTTPValidationErrorRef = {
+  $ref: "#/components/schemas/HTTPValidationError",
+} as unknown as ResponseSpec["schema"];
+
 function documentedResponses(route: RegisteredRoute): Record<number, ResponseSpec> {
   const out: Record<number, ResponseSpec> = { ...(route.options.responses ?? {}) };
   if (!Object.keys(out).some((status) => Number(status) >= 200 && Number(status) < 300)) {
@@ -52,6 +58,13 @@ function documentedResponses(route: RegisteredRoute): Record<number, ResponseSpe
   if (route.access === "bridge" && route.reserveNonce !== false) add(409, "nonce_reused");
   if (route.registered) add(403, "hotkey_not_registered");
   if (route.rateLimit) add(429, "rate_limited (Retry-After says when)");
+  if (route.submission?.archive) {
+    add(400, "invalid_base64, or an archive that cannot be read safely (code says which)");
+    add(413, "the archive is over its size, file count or unpacked limits");
+  }
+  // Every route declares its 422 (the interfaces say so): a route without inputs never answers
+  // it, but a client generated from the document handles it the same everywhere.
+  out[422] ??= { description: "Validation Error", schema: HTTPValidationErrorRef };
   return out;
 }
 
@@ -142,8 +155,14 @@ export function challengeOpenApi(
 
 // OpenAPI component names: what a `$ref` can name without escaping.
 const COMPONENT_NAME = /^[A-Za-z0-9._-]+$/;
-// The SDK's own components, which every challenge's error answers refer to.
-const SDK_COMPONENTS = ["ValidationError", "HTTPValidationError", "ErrorResponse"];
+// The SDK's own components, which every challenge's error answers refer to, and the record of
+// GET /internal/v1/get_weights under the name the interfaces give it.
+const SDK_COMPONENTS = [
+  "ValidationError",
+  "HTTPValidationError",
+  "ErrorResponse",
+  "WeightsResponse",
+];
 
 /** Refuses, at definition time, a record name OpenAPI cannot hold or one the SDK already owns. */
 export function checkNamedSchemas(schemas: Readonly<Record<string, TSchema>> | undefined): void {
@@ -163,16 +182,19 @@ export function checkNamedSchemas(schemas: Readonly<Record<string, TSchema>> | u
   }
 }
 
-/** The document with the challenge's named records added to `components.schemas`. */
+/**
+ * The document with the challenge's named records, and the SDK's `WeightsResponse`, added to
+ * `components.schemas`.
+ */
 export function withNamedSchemas(
   document: OpenApiDocument,
   schemas: Readonly<Record<string, TSchema>> | undefined,
 ): OpenApiDocument {
-  if (schemas === undefined) return document;
+  const named = { ...(schemas ?? {}), WeightsResponse: ChallengeWeightsResponse };
   const components = (document.components ?? {}) as { schemas?: Record<string, unknown> };
   components.schemas = {
     ...Object.fromEntries(
-      Object.entries(schemas).map(([name, schema]) => [name, JSON.parse(JSON.stringify(schema))]),
+      Object.entries(named).map(([name, schema]) => [name, JSON.parse(JSON.stringify(schema))]),
     ),
     ...(components.schemas ?? {}),
   };

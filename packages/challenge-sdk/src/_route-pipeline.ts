@@ -4,7 +4,8 @@
 //   internal/bridge: bearer 401 -> slug 403 -> [bridge: identity 400, nonce 409, registered 403]
 //   signed:          media 415 -> size 413 -> signature 401 -> nonce 409 -> registered 403
 //   public:          [own bearer 401]
-//   then: auth hook -> params/query/headers/body 422 -> rate limit 429 -> handler
+//   then: auth hook -> params/query/headers/body 422 -> [archive 400/413] -> rate limit 429
+//         -> handler
 // A submission is a signed route and a bridge route sharing one handler, options and bucket.
 import {
   DEFAULT_BODY_LIMIT,
@@ -25,6 +26,12 @@ import { type InstanceLink, instanceOf } from "./_instance-link.js";
 import { checkInternalAuth, checkPublicBearer } from "./_internal-auth.js";
 import { decodeJsonBody } from "./_json-body.js";
 import { verifyMinerRequest } from "./_miner-request.js";
+import {
+  type CheckedArchive,
+  decodeArchiveBase64,
+  readArchive,
+  type SubmissionArchive,
+} from "./bundle/submission-archive.js";
 import type { RegisteredRoute } from "./challenge-router.js";
 import { releaseRateLimit, takeRateLimit } from "./rate-limit.js";
 import type { BridgeMiner, RequestInfo, VerifiedMiner } from "./route-context.js";
@@ -118,6 +125,44 @@ export function pipelineHandler(route: RegisteredRoute) {
   };
 }
 
+/**
+ * The submission's archive: base64 in its JSON field, or the raw bytes; size-checked, read
+ * under its limits, hashed. A refusal is an HttpError with the archive's status and code.
+ */
+async function checkedArchive(
+  archive: SubmissionArchive,
+  body: unknown,
+  raw: Uint8Array | undefined,
+  filename: string | null,
+): Promise<CheckedArchive> {
+  if (filename !== null && archive.filename && !archive.filename.test(filename)) {
+    throw new HttpError(
+      400,
+      "invalid_filename",
+      `the file name does not match ${archive.filename}: ${JSON.stringify(filename.slice(0, 80))}`,
+    );
+  }
+  let bytes: Uint8Array;
+  if (body === undefined) {
+    bytes = raw ?? new Uint8Array();
+  } else {
+    const field = archive.field ?? "archive";
+    const text = (body as Record<string, unknown>)[field];
+    if (typeof text !== "string") {
+      const code = archive.codes?.invalid_base64 ?? "invalid_base64";
+      throw new HttpError(400, code, `${field} is missing`);
+    }
+    const decoded = decodeArchiveBase64(text, archive);
+    if (!decoded.ok) {
+      throw new HttpError(decoded.error.status, decoded.error.code, decoded.error.message);
+    }
+    bytes = decoded.bytes;
+  }
+  const read = await readArchive(bytes, archive);
+  if (!read.ok) throw new HttpError(read.error.status, read.error.code, read.error.message);
+  return read.value;
+}
+
 async function run(
   route: RegisteredRoute,
   core: RouteContext,
@@ -132,6 +177,7 @@ async function run(
     url,
     requestId: core.requestId,
     env: core.env,
+    pathParams: (core.params ?? {}) as Record<string, string>,
   };
   let miner: VerifiedMiner | BridgeMiner | undefined;
   let read: ReadBody | undefined;
@@ -195,6 +241,9 @@ async function run(
     read ??= await readRaw(route, request);
     body = decodeBody(route, read);
   }
+  const archive = route.submission?.archive
+    ? await checkedArchive(route.submission.archive, body, read?.bytes, filename)
+    : undefined;
 
   let slot: { bucket: string; key: string; slot: string } | undefined;
   if (miner && route.rateLimit) {
@@ -225,6 +274,7 @@ async function run(
         rawBody: read?.bytes,
         miner: { ...miner, via: route.access },
         filename,
+        ...(archive ? { archive } : {}),
       }
     : {
         ...info,

@@ -1,5 +1,10 @@
 import type { HttpMethod, RouteShape } from "@platform/core";
 import type { Static, TSchema } from "@sinclair/typebox";
+import {
+  type CheckedArchive,
+  checkArchive,
+  type SubmissionArchive,
+} from "./bundle/submission-archive.js";
 import { isBlockedProxyPath, isInternalPath } from "./proxy-contract/proxy-contract.js";
 import { checkRateLimitRule, type RateLimitRule } from "./rate-limit.js";
 import type {
@@ -100,6 +105,7 @@ export interface SubmissionRoute<
   R extends readonly string[],
   Cfg,
   State,
+  A extends SubmissionArchive | undefined = undefined,
 > extends Omit<RouteOptions<P, Q, H, B>, "method" | "contentTypes">,
     IdentityOptions<Cfg, State> {
   /** POST by default. */
@@ -111,8 +117,18 @@ export interface SubmissionRoute<
    * `ctx.body` is then undefined and the handler reads `ctx.rawBody`.
    */
   raw?: R;
+  /**
+   * The archive the submission carries (base64 in `archive.field` of the JSON body, or the raw
+   * bytes of a `raw` media type): decoded, size-checked and read with `readZip` under its limits
+   * after the credential and the body's validation, before the handler, which gets it as
+   * `ctx.archive`. Refusals are 400/413 with the archive's codes.
+   */
+  archive?: A;
   auth?: AuthHook<Cfg, State>;
-  handler: Handler<SubmissionContext<Infer<P>, Infer<Q>, Infer<H>, B, R, Cfg, State>>;
+  handler: Handler<
+    SubmissionContext<Infer<P>, Infer<Q>, Infer<H>, B, R, Cfg, State> &
+      (A extends SubmissionArchive ? { archive: CheckedArchive } : unknown)
+  >;
 }
 
 type S = TSchema | undefined;
@@ -161,7 +177,8 @@ export interface ChallengeRouter<Cfg = unknown, State = unknown> {
     H extends S = undefined,
     B extends S = undefined,
     const R extends readonly string[] = readonly [],
-  >(route: SubmissionRoute<P, Q, H, B, R, Cfg, State>): ChallengeRouter<Cfg, State>;
+    A extends SubmissionArchive | undefined = undefined,
+  >(route: SubmissionRoute<P, Q, H, B, R, Cfg, State, A>): ChallengeRouter<Cfg, State>;
 }
 
 /** A registered route with its types erased (what the pipeline runs). */
@@ -176,8 +193,11 @@ export interface RegisteredRoute {
   reserveNonce?: boolean | undefined;
   bearer?: BearerCheck | undefined;
   slugHeader?: SlugHeaderRule | undefined;
-  /** Set on both halves of a `router.submission`: the media types it takes as raw bytes. */
-  submission?: { raw: readonly string[] } | undefined;
+  /**
+   * Set on both halves of a `router.submission`: the media types it takes as raw bytes, and
+   * the archive it carries.
+   */
+  submission?: { raw: readonly string[]; archive?: SubmissionArchive | undefined } | undefined;
   handler: (ctx: never) => unknown;
 }
 
@@ -190,6 +210,11 @@ export interface ChallengeRouteInfo {
   body: "json" | "raw" | "none";
   /** Media types taken as raw bytes (beside JSON, on a submission route with a schema). */
   contentTypes?: readonly string[] | undefined;
+  /**
+   * The credential the route checks before it reads the body: a miner's `signature`, the
+   * `challenge-token` (internal and bridge), the route's own `bearer`, or `none`.
+   */
+  credential: "none" | "signature" | "challenge-token" | "bearer";
   hidden: boolean;
 }
 
@@ -344,6 +369,21 @@ export function createRouter<Cfg, State>(
     if (body === undefined && raw.length === 0) {
       fail("submission", path, "give a JSON `body` schema, `raw` media types, or both");
     }
+    const archive = route["archive"] as SubmissionArchive | undefined;
+    if (archive !== undefined) {
+      try {
+        checkArchive(archive);
+      } catch (error) {
+        fail("submission", path, (error as Error).message);
+      }
+      if (archive.field === undefined && raw.length === 0) {
+        fail("submission", path, "an archive arrives in `archive.field` of the body or as `raw`");
+      }
+      // A JSON body must say where its archive is; only raw bytes can be the archive itself.
+      if ((archive.field !== undefined) !== (body !== undefined)) {
+        fail("submission", path, "archive.field names the JSON `body` field holding the archive");
+      }
+    }
     const signed = { ...route, method, path } as unknown as RouteOptions<S, S, S, BS>;
     const bridged = { ...route, method, path: bridgePath } as unknown as RouteOptions<S, S, S, BS>;
     checkRoute("signed", signed, "submission");
@@ -356,7 +396,7 @@ export function createRouter<Cfg, State>(
     // One count for both ways in: the bucket defaults to the signed half's `METHOD path`.
     const limit = route["rateLimit"] as RateLimitRule | undefined;
     const shared = limit ? { ...limit, bucket: limit.bucket ?? `${method} ${path}` } : undefined;
-    const submission = { raw };
+    const submission = { raw, archive };
     for (const [access, options] of [
       ["signed", signed],
       ["bridge", bridged],

@@ -48,8 +48,16 @@ function routeInfo(route: RegisteredRoute, service: boolean): ChallengeRouteInfo
     path: route.path,
     body: body === undefined ? (raw.length > 0 ? "raw" : "none") : body === "raw" ? "raw" : "json",
     contentTypes: route.submission ? raw : route.options.contentTypes,
+    credential: credentialOf(route),
     hidden: route.options.hidden === true,
   };
+}
+
+function credentialOf(route: RegisteredRoute): ChallengeRouteInfo["credential"] {
+  if (route.access === "signed") return "signature";
+  if (route.bearer) return "bearer";
+  if (route.access === "internal" || route.access === "bridge") return "challenge-token";
+  return "none";
 }
 
 function checkDefinition(definition: ChallengeDefinition<TObject | undefined, unknown>): void {
@@ -150,7 +158,14 @@ export function defineChallenge<C extends TObject | undefined = undefined, State
   const serviceRoutesSet = new Set(service);
   const info: ChallengeRouteInfo[] = [
     ...routes.map((route) => routeInfo(route, serviceRoutesSet.has(route))),
-    { access: "service", methods: ["GET"], path: "/openapi.json", body: "none", hidden: true },
+    {
+      access: "service",
+      methods: ["GET"],
+      path: "/openapi.json",
+      body: "none",
+      credential: "none",
+      hidden: true,
+    },
   ];
 
   let authorMigrations: Promise<readonly Migration[]> | undefined;

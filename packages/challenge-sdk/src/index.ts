@@ -1,7 +1,7 @@
 /**
  * @platform/challenge-sdk: what a challenge author reaches for. `defineChallenge` (settings,
  * state, routes of every kind, weights), `runChallenge`, TypeBox, errors and responses, weights
- * helpers, secrets, a safe ZIP reader. The rest has its own entry: `/jobs` (the job queue and
+ * helpers, secrets, a safe ZIP reader and the declared submission archive. The rest has its own entry: `/jobs` (the job queue and
  * workers), `/tasks` (running containers), `/testing` (the testing kit), and, for the master,
  * `/proxy-contract` and `/sandbox`. docs/challenge-sdk.md lists every export, one line each.
  */
@@ -29,6 +29,12 @@ export {
   type ZipFileEntry,
   type ZipLimits,
 } from "./bundle/read-zip.js";
+// One archive declaration per challenge: its submission route and its workers read under it.
+export {
+  type CheckedArchive,
+  readArchive,
+  type SubmissionArchive,
+} from "./bundle/submission-archive.js";
 export { type ZipFileInput, zipFiles } from "./bundle/write-zip.js";
 export type { ZipError, ZipErrorCode, ZipResult } from "./bundle/zip-error.js";
 export { type ChallengeSettings, ConfigError, type ConfigOf } from "./challenge-config.js";

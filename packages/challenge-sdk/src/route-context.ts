@@ -50,6 +50,11 @@ export interface RequestInfo<Cfg = unknown, State = unknown> extends ChallengeCo
   url: URL;
   requestId: string;
   env: ServerEnv;
+  /**
+   * The path's parameters as matched, NOT validated yet (the handler's `params` are): for a
+   * `bearer` check that compares the id a token names with the path's.
+   */
+  pathParams: Readonly<Record<string, string>>;
 }
 
 /** A handler's context: the validated inputs of the request plus the challenge context. */
