@@ -330,6 +330,18 @@ export const BROKEN_CASES: BrokenCase[] = [
     fails: ["internal-bearer"],
   },
   {
+    name: "a route that validates its input before its credential (listed with a bearer)",
+    subject: plain(
+      wrapChallenge(
+        conformingChallenge(),
+        () => undefined,
+        (routes) =>
+          routes.map((r) => (r.path === "/v1/items" ? { ...r, credential: "bearer" as const } : r)),
+      ),
+    ),
+    fails: ["credential-first"],
+  },
+  {
     name: "a bridge route that takes X-Hotkey on trust (declared internal, listed as bridge)",
     subject: () => ({
       challenge: wrapChallenge(
@@ -487,8 +499,8 @@ export const BROKEN_CASES: BrokenCase[] = [
           : undefined,
       ),
     ),
-    // The internal routes' bearer check probes the metrics route too.
-    fails: ["internal-bearer", "metrics"],
+    // The internal routes' bearer checks probe the metrics route too.
+    fails: ["internal-bearer", "credential-first", "metrics"],
   },
   {
     name: "a challenge whose setup fails",

@@ -478,6 +478,30 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = [
     },
   },
   {
+    id: "credential-first",
+    title:
+      "answers a request without its credential 401 or 403 before reading its body: never a 422",
+    async run({ t, routes }) {
+      const guarded = routes.filter((route) => route.credential !== "none" && !route.hidden);
+      if (guarded.length === 0)
+        return { skip: "the challenge has no route that takes a credential" };
+      for (const route of guarded) {
+        const method = firstMethod(route);
+        // Path parameters no schema accepts, and a body no object schema accepts: a route that
+        // validated before it authenticated would answer 422 and list its fields.
+        const path = `${route.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)[+*?]?/g, "~~")}?limit=x`;
+        const { body, headers } = probeBody(route, "[null]");
+        const response = await t.fetch(path, { method, headers, body: toBodyInit(body) });
+        const what = `${method} ${route.path} without its credential (${route.credential})`;
+        ensure(
+          response.status === 401 || response.status === 403,
+          `${what}: expected 401 or 403 before any validation, got ${response.status} ${await snippet(response)}`,
+        );
+      }
+      return undefined;
+    },
+  },
+  {
     id: "bridge-identity",
     title: "bridge routes refuse a request without a verified identity, whatever X-Hotkey says",
     async run({ t, subject, routes }) {

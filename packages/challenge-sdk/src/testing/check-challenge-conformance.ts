@@ -58,6 +58,7 @@ export type ConformanceCheckId =
   | "weights-slug"
   | "weights-shape"
   | "internal-bearer"
+  | "credential-first"
   | "bridge-identity"
   | "validation-422"
   | "signed-unsigned"
