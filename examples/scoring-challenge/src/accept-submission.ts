@@ -1,9 +1,10 @@
 /**
  * Accepting a bundle, signed or through the master's bridge. The checks that are cheap and
  * structural answer at once with a 4xx and a stable code, so a miner learns about a bad upload
- * while it waits: base64 (400 `invalid_base64`), size (413), the ZIP itself (no links,
- * traversal, absolute names, special files; allowed extensions only; at most 200 files and
- * 2 MiB unpacked), and `architecture.py` / `training.py` at its root. Everything that parses or
+ * while it waits: the SDK checks the archive (BUNDLE_ARCHIVE: base64 400 `invalid_base64`, size
+ * 413, the ZIP itself: no links, traversal, absolute names, special files; allowed extensions
+ * only; at most 200 files and 2 MiB unpacked) before the handler; here, its files must be text
+ * and hold `architecture.py` / `training.py` at its root. Everything that parses or
  * runs code (the contract's functions, the static gates, the LLM review, the scored run) is the
  * pipeline's, in a container, and ends as the submission's status instead.
  *
@@ -11,16 +12,10 @@
  * queue job are written in one transaction: none exists without the others.
  */
 import { createHash } from "node:crypto";
-import { HttpError, type Sql } from "@platform/challenge-sdk";
+import { type CheckedArchive, HttpError, type Sql } from "@platform/challenge-sdk";
 import type { JobQueue } from "@platform/challenge-sdk/jobs";
 import type { SubmissionStatus } from "./api-schemas.js";
-import {
-  type Bundle,
-  type BundleError,
-  decodeBase64Bundle,
-  MAX_BASE64_CHARS,
-  openBundle,
-} from "./bundle/index.js";
+import { type Bundle, bundleFromArchive, MAX_BASE64_CHARS } from "./bundle/index.js";
 import { saveFingerprint } from "./fingerprint-store.js";
 import { fingerprint } from "./near-duplicate.js";
 import {
@@ -30,8 +25,6 @@ import {
 } from "./pipeline/pipeline-context.js";
 import { insertSubmission } from "./submission-store.js";
 
-/** Largest ZIP accepted as raw bytes: what MAX_BASE64_CHARS of base64 decodes to. */
-export const MAX_ZIP_BYTES = (MAX_BASE64_CHARS / 4) * 3;
 /** Largest `metadata`, serialised. */
 export const MAX_METADATA_BYTES = 16 * 1024;
 /**
@@ -46,8 +39,8 @@ export interface IncomingSubmission {
   via: "signed" | "bridge";
   requestHash: string | null;
   filename: string;
-  /** The ZIP: base64 from a JSON body, or the raw bytes of an application/zip body. */
-  bundle: { base64: string } | { zip: Uint8Array };
+  /** The ZIP the SDK read under BUNDLE_ARCHIVE (from base64 in JSON, or raw bytes). */
+  archive: CheckedArchive;
   metadata: Record<string, unknown>;
 }
 
@@ -72,7 +65,7 @@ export async function acceptSubmission(
       `metadata is ${metadataBytes} bytes as JSON; the limit is ${MAX_METADATA_BYTES}`,
     );
   }
-  const bundle = await openIncoming(incoming.bundle);
+  const bundle = openArchive(incoming.archive);
   const { sql, queue } = deps;
   const print = fingerprint(bundle.files);
   const status = await sql.begin(async (tx) => {
@@ -100,30 +93,14 @@ export async function acceptSubmission(
   return status as SubmissionStatus;
 }
 
-/** The bundle of a submission body, or the 4xx that refuses it. */
-async function openIncoming(source: IncomingSubmission["bundle"]): Promise<Bundle> {
-  let zip: Buffer;
-  if ("base64" in source) {
-    const decoded = decodeBase64Bundle(source.base64);
-    if (!decoded.ok) throw refusal(decoded.error);
-    zip = decoded.value;
-  } else {
-    if (source.zip.byteLength > MAX_ZIP_BYTES) {
-      throw new HttpError(
-        413,
-        "bundle_too_large",
-        `the ZIP is ${source.zip.byteLength} bytes; the limit is ${MAX_ZIP_BYTES} (7.5 MiB as base64)`,
-      );
-    }
-    zip = Buffer.from(source.zip);
+/** The bundle of a checked archive, or the 4xx that refuses it. */
+function openArchive(archive: CheckedArchive): Bundle {
+  const opened = bundleFromArchive(archive);
+  if (!opened.ok) {
+    const { status, code, message } = opened.error;
+    throw new HttpError(status, code, message);
   }
-  const opened = await openBundle(zip);
-  if (!opened.ok) throw refusal(opened.error);
   return opened.value;
-}
-
-function refusal(error: BundleError): HttpError {
-  return new HttpError(error.status, error.code, error.message);
 }
 
 function fileHash(bundle: Bundle, path: string): string {

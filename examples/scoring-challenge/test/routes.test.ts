@@ -9,7 +9,7 @@ import { PLATFORM_HEADERS } from "@platform/challenge-sdk/proxy-contract";
 import { createMinerKey, type MinerKey, testBackends } from "@platform/challenge-sdk/testing";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_ZIP_BYTES, SUBMISSION_BODY_LIMIT } from "../src/accept-submission.js";
+import { SUBMISSION_BODY_LIMIT } from "../src/accept-submission.js";
 import {
   Architectures,
   CurrentEpoch,
@@ -22,7 +22,7 @@ import {
   SubmissionStatus,
   TrainingVariants,
 } from "../src/api-schemas.js";
-import { MAX_BASE64_CHARS } from "../src/bundle/index.js";
+import { MAX_BASE64_CHARS, MAX_ZIP_BYTES } from "../src/bundle/index.js";
 import {
   bundleZip,
   DRAIN_TRAINING,

@@ -1,4 +1,6 @@
-// The bundle stage: base64 -> ZIP -> checked files, every refusal a {code, message, status}.
+// The bundle stage: the archive the SDK reads (base64 -> ZIP -> files) and the bundle's own
+// checks on it (text, the contract's files), every refusal a {code, message, status}.
+export { BUNDLE_ARCHIVE, MAX_BASE64_CHARS, MAX_ZIP_BYTES } from "./bundle-archive.js";
 export {
   type BundleError,
   type BundleErrorCode,
@@ -12,6 +14,5 @@ export {
   MAX_SEGMENT_CHARS,
   type PathProblem,
 } from "./bundle-path.js";
-export { decodeBase64Bundle, MAX_BASE64_CHARS } from "./decode-base64.js";
-export { type Bundle, openBase64Bundle, openBundle, REQUIRED_FILES } from "./open-bundle.js";
+export { type Bundle, bundleFromArchive, openBundle, REQUIRED_FILES } from "./open-bundle.js";
 export { type BundleFile, readBundleZip } from "./read-bundle-zip.js";

@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
+import { readArchive } from "@platform/challenge-sdk";
 import { describe, expect, it } from "vitest";
 import { minimalBundle, writeZip, type ZipEntrySpec } from "../../test/zip-writer.js";
-import { openBase64Bundle, openBundle } from "./open-bundle.js";
+import { BUNDLE_ARCHIVE } from "./bundle-archive.js";
+import { bundleFromArchive, openBundle } from "./open-bundle.js";
 
 const ARCH = { name: "architecture.py", data: "def build_model(ctx):\n    return None\n" };
 const TRAIN = { name: "training.py", data: "def train(ctx):\n    pass\n" };
@@ -36,13 +38,22 @@ describe("openBundle", () => {
     );
   });
 
-  it("takes base64 from a submission body", async () => {
+  // The submit route gets the archive from the SDK, which read it under BUNDLE_ARCHIVE (its
+  // base64 is the SDK's: packages/challenge-sdk/src/bundle/submission-archive.test.ts).
+  it("takes the archive the SDK read at submit, and keeps its sha256 as code_hash", async () => {
     const zip = minimalBundle();
-    const result = await openBase64Bundle(zip.toString("base64"));
+    const read = await readArchive(zip, BUNDLE_ARCHIVE);
+    if (!read.ok) throw new Error(read.error.message);
+    const result = bundleFromArchive(read.value);
     expect(result.ok && result.value.codeHash).toBe(createHash("sha256").update(zip).digest("hex"));
-    expect(await openBase64Bundle("%%%")).toMatchObject({
+    const folder = await readArchive(
+      writeZip([{ name: "b/architecture.py", data: "" }]),
+      BUNDLE_ARCHIVE,
+    );
+    if (!folder.ok) throw new Error(folder.error.message);
+    expect(bundleFromArchive(folder.value)).toMatchObject({
       ok: false,
-      error: { code: "invalid_base64" },
+      error: { code: "contract_missing_file", status: 400 },
     });
   });
 

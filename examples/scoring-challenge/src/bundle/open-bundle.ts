@@ -1,8 +1,7 @@
-import { createHash } from "node:crypto";
-import { ZIP_LIMITS, type ZipLimits } from "@platform/challenge-sdk";
-import { type BundleResult, refuse } from "./bundle-error.js";
-import { decodeBase64Bundle } from "./decode-base64.js";
-import { type BundleFile, readBundleZip } from "./read-bundle-zip.js";
+import { type CheckedArchive, readArchive } from "@platform/challenge-sdk";
+import { BUNDLE_ARCHIVE } from "./bundle-archive.js";
+import { type BundleErrorCode, type BundleResult, refuse } from "./bundle-error.js";
+import { type BundleFile, bundleText } from "./read-bundle-zip.js";
 
 /** The two scripts every bundle must hold (the harness imports them by these names). */
 export const REQUIRED_FILES: readonly string[] = ["architecture.py", "training.py"];
@@ -20,15 +19,23 @@ export interface Bundle {
 }
 
 /**
- * Check a bundle ZIP: every structural rule of {@link readBundleZip}, then the contract's files at the
- * bundle's root. Whether those files define `build_model(ctx)` and `train(ctx)` is judged by the
- * harness's gate over a real parse tree, not here.
+ * Check a bundle ZIP: every rule of BUNDLE_ARCHIVE (what the submit route already checked), then
+ * {@link bundleFromArchive}. The pipeline re-reads stored bundles with it.
  */
-export async function openBundle(
-  zip: Buffer,
-  limits: ZipLimits = ZIP_LIMITS,
-): Promise<BundleResult<Bundle>> {
-  const read = await readBundleZip(zip, limits);
+export async function openBundle(zip: Buffer): Promise<BundleResult<Bundle>> {
+  const read = await readArchive(zip, BUNDLE_ARCHIVE);
+  // BUNDLE_ARCHIVE maps every code the SDK answers to one of the bundle's own.
+  if (!read.ok) return refuse(read.error.code as BundleErrorCode, read.error.message);
+  return bundleFromArchive(read.value);
+}
+
+/**
+ * A bundle from an archive the SDK read under BUNDLE_ARCHIVE: its files as UTF-8 text, then the
+ * contract's files at its root. Whether those files define `build_model(ctx)` and `train(ctx)`
+ * is judged by the harness's gate over a real parse tree, not here.
+ */
+export function bundleFromArchive(archive: CheckedArchive): BundleResult<Bundle> {
+  const read = bundleText(archive);
   if (!read.ok) return read;
   const files = read.value;
   const paths = new Set(files.map((file) => file.path));
@@ -46,20 +53,10 @@ export async function openBundle(
   return {
     ok: true,
     value: {
-      codeHash: createHash("sha256").update(zip).digest("hex"),
-      zip,
+      codeHash: archive.sha256,
+      zip: archive.bytes,
       files,
       unpackedBytes: files.reduce((sum, file) => sum + file.data.length, 0),
     },
   };
-}
-
-/** {@link decodeBase64Bundle} then {@link openBundle}: the submit route's whole bundle check. */
-export async function openBase64Bundle(
-  code: string,
-  limits: ZipLimits & { maxBase64Chars?: number } = ZIP_LIMITS,
-): Promise<BundleResult<Bundle>> {
-  const decoded = decodeBase64Bundle(code, limits.maxBase64Chars);
-  if (!decoded.ok) return decoded;
-  return openBundle(decoded.value, limits);
 }

@@ -6,13 +6,12 @@
  * own X-Hotkey is never read on the bridge), and on the bridge the file name comes from the
  * master's X-Submission-Filename. Both answer 201 with the status record.
  */
-import { type ChallengeRouter, HttpError, json } from "@platform/challenge-sdk";
+import { type ChallengeRouter, json } from "@platform/challenge-sdk";
 import { acceptSubmission, SUBMISSION_BODY_LIMIT } from "../accept-submission.js";
-import { BUNDLE_FILENAME, SubmissionCreate, SubmissionStatus } from "../api-schemas.js";
+import { SubmissionCreate, SubmissionStatus } from "../api-schemas.js";
+import { BUNDLE_ARCHIVE } from "../bundle/index.js";
 import type { ScoringState } from "../scoring-state.js";
 import type { Settings } from "../settings.js";
-
-const FILENAME = new RegExp(BUNDLE_FILENAME);
 
 /** Register the submission routes. */
 export function submissionRoutes(router: ChallengeRouter<Settings, ScoringState>): void {
@@ -28,19 +27,14 @@ export function submissionRoutes(router: ChallengeRouter<Settings, ScoringState>
     tags: ["submissions"],
     body: SubmissionCreate,
     raw: ["application/zip"],
+    archive: BUNDLE_ARCHIVE,
     bodyLimit: SUBMISSION_BODY_LIMIT,
     responses: { 201: { description: "Accepted: pending", schema: SubmissionStatus } },
     handler: async (ctx) => {
       const { miner, state, sql } = ctx;
-      // The bridge's file name is the master's word; a signed request names its bundle itself.
+      // The bridge's file name is the master's word (BUNDLE_ARCHIVE's rule, checked by the SDK);
+      // a signed request names its bundle itself (SubmissionCreate's pattern).
       const filename = ctx.filename ?? ctx.body?.filename ?? "bundle.zip";
-      if (!FILENAME.test(filename)) {
-        throw new HttpError(
-          400,
-          "invalid_filename",
-          `the bundle's file name must be a plain name ending in .zip, got ${JSON.stringify(filename.slice(0, 80))}`,
-        );
-      }
       const status = await acceptSubmission(
         {
           sql,
@@ -53,7 +47,7 @@ export function submissionRoutes(router: ChallengeRouter<Settings, ScoringState>
           via: miner.via,
           requestHash: miner.requestHash,
           filename,
-          bundle: ctx.body === undefined ? { zip: ctx.rawBody } : { base64: ctx.body.code },
+          archive: ctx.archive,
           metadata: ctx.body?.metadata ?? {},
         },
       );
