@@ -6,11 +6,6 @@
  */
 import { Type } from "@platform/challenge-sdk";
 
-/** Largest agent ZIP, in bytes (1 MiB). */
-export const MAX_ARTIFACT_BYTES = 1024 * 1024;
-/** Its base64 length: 4 characters per 3 bytes, padded. */
-export const MAX_ARTIFACT_B64_CHARS = Math.ceil(MAX_ARTIFACT_BYTES / 3) * 4;
-
 const Sha256Hex = Type.String({ pattern: "^[0-9a-f]{64}$" });
 const Timestamp = Type.String({ format: "date-time" });
 

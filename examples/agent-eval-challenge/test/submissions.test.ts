@@ -2,8 +2,15 @@
 // the per-hotkey window (429 with next_allowed_at), duplicates (409), bad artifacts, the list,
 // and rule 1 (storing starts nothing).
 import { createHash } from "node:crypto";
-import { createMinerKey, type MinerKey, testBackends } from "@platform/challenge-sdk/testing";
+import {
+  createMinerKey,
+  type MinerKey,
+  testBackends,
+  writeZip,
+} from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentTaskFiles } from "../src/eval-worker/agent-files.js";
+import { AGENT_ARCHIVE } from "../src/submissions/agent-archive.js";
 import { type AgentEvalTest, agentZip, startAgentEval } from "./agent-eval-kit.js";
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
@@ -103,6 +110,50 @@ describe.each(await testBackends())("agent-eval submissions on %s", (backend) =>
       expect(response.status, JSON.stringify(body).slice(0, 60)).toBe(status);
       expect(((await response.json()) as { code: string }).code).toBe(code);
     }
+  });
+
+  // Once refused only by the review worker (a blocking finding), now by the submission itself:
+  // the SDK reads the ZIP under AGENT_ARCHIVE before the handler, either way in.
+  it("refuses a ZIP no reader would open, at submission: escaping paths, links, too many files", async () => {
+    const many = Array.from({ length: AGENT_ARCHIVE.limits!.maxFiles + 1 }, (_, i) => ({
+      name: `m/f${i}.py`,
+      data: "",
+    }));
+    const cases: [Buffer, number, string][] = [
+      [
+        writeZip([
+          { name: "agent.py", data: "x = 1\n" },
+          { name: "../escape.py", data: "y = 2\n" },
+        ]),
+        400,
+        "invalid_path",
+      ],
+      [writeZip([{ name: "agent.py", data: "/etc/passwd", unixMode: 0o120777 }]), 400, "symlink"],
+      [writeZip(many), 413, "too_many_files"],
+    ];
+    for (const [zip, status, code] of cases) {
+      const signed = await submit(submitBody(zip), await createMinerKey());
+      expect(signed.status, code).toBe(status);
+      expect(((await signed.json()) as { code: string }).code).toBe(code);
+      const bridged = await bridge(zip, (await createMinerKey()).hotkey);
+      expect(bridged.status, code).toBe(status);
+      expect(((await bridged.json()) as { code: string }).code).toBe(code);
+    }
+  });
+
+  // The attack the one rule set closes: an agent that the submission and the review accept
+  // but the eval worker refuses (it once read under 250 files where review allowed 500).
+  it("what it accepts, the eval worker can unpack: one rule set for every reader", async () => {
+    const largest = [
+      { name: "agent.py", data: "print('hi')\n" },
+      ...Array.from({ length: AGENT_ARCHIVE.limits!.maxFiles - 1 }, (_, i) => ({
+        name: `lib/m${i}.py`,
+        data: "",
+      })),
+    ];
+    const zip = writeZip(largest);
+    expect((await submit(submitBody(zip), await createMinerKey())).status).toBe(201);
+    expect(await agentTaskFiles(zip)).toMatchObject({ ok: true, count: largest.length });
   });
 
   it("answers 422 HTTPValidationError for a body that does not match SubmissionRequest", async () => {

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { availableParallelism, totalmem } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { readZip, type ZipFileEntry } from "@platform/challenge-sdk";
+import { readArchive, type ZipFileEntry } from "@platform/challenge-sdk";
 import {
   DEV_MEASUREMENT,
   loadDevAttestationKey,
@@ -24,6 +24,7 @@ import {
   type ReviewFindingRecord,
   type ReviewVerdict,
 } from "../review/review-envelope.js";
+import { AGENT_ARCHIVE } from "../submissions/agent-archive.js";
 import {
   callModel,
   ModelUnavailableError,
@@ -37,11 +38,6 @@ import { MAX_FINDINGS, runStaticChecks, stricterVerdict, verdictOf } from "./sta
 import { type ReviewVmClient, reviewVmClient } from "./vm-client.js";
 import { REVIEWER, type WorkerSettings } from "./worker-settings.js";
 
-/** An agent ZIP is at most 1 MiB packed; this bounds what it may unpack to. */
-export const AGENT_ZIP_LIMITS = Object.freeze({
-  maxFiles: 500,
-  maxUnpackedBytes: 16 * 1024 * 1024,
-});
 /** How long the report is retried while the verifier is unavailable. */
 export const REPORT_RETRY_BUDGET_MS = 120_000;
 
@@ -159,9 +155,11 @@ async function review(
   }
   say(`rules revision ${core.rules_revision_id}: ${checks.length} static checks`);
 
-  // An unreadable ZIP is the agent's fault, not the worker's: a blocking finding, then a report.
-  const read = await readZip(artifact.bytes, { limits: AGENT_ZIP_LIMITS, noun: "agent ZIP" });
-  const files: ZipFileEntry[] = read.ok ? read.value : [];
+  // Read under the rules the submission was accepted under (AGENT_ARCHIVE), so what passes here
+  // is what the eval worker can run. An unreadable ZIP (only one stored before those rules
+  // could be) is the agent's fault, not the worker's: a blocking finding, then a report.
+  const read = await readArchive(artifact.bytes, AGENT_ARCHIVE);
+  const files: ZipFileEntry[] = read.ok ? read.value.files : [];
   const findings: ReviewFindingRecord[] = read.ok
     ? runStaticChecks(checks, files)
     : [

@@ -5,10 +5,9 @@
  * hotkey is only ever the one the SDK verified (the miner's signature or the master's verified
  * headers); on the bridge the file name is only the master's X-Submission-Filename.
  */
-import { type ChallengeRouter, HttpError, json, Type } from "@platform/challenge-sdk";
+import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import {
-  MAX_ARTIFACT_B64_CHARS,
   RateLimitedResponse,
   SubmissionListItem,
   SubmissionListQuery,
@@ -16,11 +15,11 @@ import {
   SubmissionResponse,
 } from "../api-schemas.js";
 import type { Settings } from "../settings.js";
-import { checkArtifact, decodeArtifactBase64 } from "./artifact.js";
+import { AGENT_ARCHIVE } from "./agent-archive.js";
 import { listSubmissions, storeSubmission } from "./submission-store.js";
 
-// A file name as the master forwards it: a plain name, no path.
-const FILENAME = /^[A-Za-z0-9][A-Za-z0-9._ -]{0,254}$/;
+// The base64 of the largest agent ZIP, plus room for the rest of the JSON.
+const BODY_LIMIT = Math.ceil(AGENT_ARCHIVE.maxBytes / 3) * 4 + 16 * 1024;
 
 /** Register the submission routes. */
 export function submissionRoutes(router: ChallengeRouter<Settings, AgentEvalState>): void {
@@ -36,32 +35,24 @@ export function submissionRoutes(router: ChallengeRouter<Settings, AgentEvalStat
     tags: ["submissions"],
     body: SubmissionRequest,
     raw: ["application/zip"],
-    bodyLimit: MAX_ARTIFACT_B64_CHARS + 16 * 1024,
+    archive: AGENT_ARCHIVE,
+    bodyLimit: BODY_LIMIT,
     responses: {
       201: { description: "Stored, state received", schema: SubmissionResponse },
       429: { description: "The hotkey's window is not over", schema: RateLimitedResponse },
     },
     handler: async (ctx) => {
-      const { miner, sql, state } = ctx;
+      // The SDK has checked the archive (AGENT_ARCHIVE) and the bridge's file name by now.
+      const { miner, sql, state, archive } = ctx;
       const filename = ctx.filename ?? "agent.zip";
-      if (!FILENAME.test(filename)) {
-        throw new HttpError(
-          400,
-          "invalid_filename",
-          `the file name must be a plain name, got ${JSON.stringify(filename.slice(0, 80))}`,
-        );
-      }
-      const bytes =
-        ctx.body === undefined ? ctx.rawBody : decodeArtifactBase64(ctx.body.artifact_b64);
-      const artifact = checkArtifact(bytes);
       const name = ctx.body?.name ?? nameFromFilename(filename);
       const stored = await storeSubmission(sql, {
         hotkey: miner.hotkey,
         name,
         filename,
         via: miner.via,
-        artifact: artifact.bytes,
-        sha256: artifact.sha256,
+        artifact: archive.bytes,
+        sha256: archive.sha256,
         windowSeconds: state.options.submissionWindowSeconds,
       });
       ctx.log.info("submission stored", {
