@@ -1,6 +1,8 @@
 /**
  * The eval VM's routes under /evaluation/v1/runs/{eval_run_id}, behind the run-scoped bearer
- * (EVAL_RUN_TOKEN, run-bearer.ts), judged in the handler's transaction like the review VM's.
+ * (EVAL_RUN_TOKEN, run-bearer.ts): checked by the SDK before the body is read (`runBearer`, and
+ * the telemetry session's `auth` on progress), then judged in the handler's transaction like the
+ * review VM's.
  * The result route (rules 13, 14) is the only path to a score.
  */
 import { type ChallengeRouter, json } from "@platform/challenge-sdk";
@@ -21,7 +23,9 @@ import { RunIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { recordProgress } from "./progress.js";
 import { canonicalResultBody, receiveResult } from "./receive-result.js";
+import { runBearer } from "./run-bearer.js";
 import { readRun, runArtifact, runEnv } from "./run-reads.js";
+import { telemetrySessionAuth } from "./telemetry-auth.js";
 import { openTelemetrySession } from "./telemetry-session.js";
 
 const RUN_TOKEN_REFUSALS = {
@@ -37,6 +41,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     summary: "The run and its immutable plan, as the eval VM reads them",
     tags: ["eval-vm"],
     params: RunIdParams,
+    bearer: runBearer,
     responses: {
       200: { description: "The run", schema: EvalRunView },
       ...RUN_TOKEN_REFUSALS,
@@ -57,6 +62,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     summary: "The agent's exact ZIP, re-hashed against the plan's agent_sha256",
     tags: ["eval-vm"],
     params: RunIdParams,
+    bearer: runBearer,
     responses: {
       200: { description: "The ZIP bytes (X-Artifact-Sha256)", contentType: "application/zip" },
       ...RUN_TOKEN_REFUSALS,
@@ -79,6 +85,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       "(409 run_not_running).",
     tags: ["eval-vm"],
     params: RunIdParams,
+    bearer: runBearer,
     responses: {
       200: { description: "The values ({} for a confirmed-empty env)", schema: EvalRunEnvResponse },
       ...RUN_TOKEN_REFUSALS,
@@ -105,6 +112,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       "the session (1 h) is stored hashed. The first session starts the run.",
     tags: ["eval-vm"],
     params: RunIdParams,
+    bearer: runBearer,
     body: TelemetrySessionRequest,
     bodyLimit: 4096,
     responses: {
@@ -137,6 +145,8 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       "once; score-shaped or unknown fields are a 422. Feeds the live views only.",
     tags: ["eval-vm"],
     params: RunIdParams,
+    bearer: runBearer,
+    auth: telemetrySessionAuth,
     body: ProgressEvent,
     bodyLimit: MAX_PROGRESS_BYTES,
     responses: {
@@ -173,6 +183,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       "verifier outage 503 (nothing decided).",
     tags: ["eval-vm"],
     params: RunIdParams,
+    bearer: runBearer,
     body: EvalResult,
     bodyLimit: MAX_EVAL_RESULT_BYTES,
     responses: {

@@ -4,8 +4,10 @@
  * usable session); a session opens its own run only, and only until it expires (1 h).
  */
 import { createHmac } from "node:crypto";
-import { HttpError, type TransactionSql } from "@platform/challenge-sdk";
+import { type AuthHook, HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
+import type { AgentEvalState } from "../agent-eval-state.js";
 import { deriveKey, KeyLabel } from "../crypto/index.js";
+import type { Settings } from "../settings.js";
 import { type AuthorizedRun, authorizeRun } from "./run-bearer.js";
 
 export const TELEMETRY_SESSION_HEADER = "x-telemetry-session";
@@ -25,6 +27,45 @@ export function telemetrySessionMac(secretKey: Buffer, sessionId: string): strin
     .digest("hex");
 }
 
+/** Whether `sessionId` is a live telemetry session of run `runId`. */
+async function sessionIsLive(
+  sql: Sql | TransactionSql,
+  input: { secretKey: Buffer; runId: string; sessionId: string },
+): Promise<boolean> {
+  if (!SESSION_ID.test(input.sessionId)) return false;
+  const [session] = await sql<{ run_id: string }[]>`
+    select run_id from eval_telemetry_sessions
+    where id_mac = ${telemetrySessionMac(input.secretKey, input.sessionId)}
+      and run_id = ${input.runId} and expires_at > now()`;
+  return session !== undefined;
+}
+
+function sessionRefused(runId: string): HttpError {
+  return new HttpError(
+    401,
+    TELEMETRY_AUTH_CODES.invalidTelemetrySession,
+    `X-Telemetry-Session must carry a live telemetry session of eval run ${runId}.`,
+  );
+}
+
+/**
+ * The `auth` of the routes that need a telemetry session (after the route's `runBearer`):
+ * X-Telemetry-Session must name a live session of the path's run, else 401
+ * invalid_telemetry_session, before the body is read.
+ */
+export const telemetrySessionAuth: AuthHook<Settings, AgentEvalState> = async ({
+  sql,
+  state,
+  pathParams,
+  request,
+}) => {
+  const runId = pathParams["eval_run_id"] ?? "";
+  const sessionId = request.headers.get(TELEMETRY_SESSION_HEADER) ?? "";
+  if (!(await sessionIsLive(sql, { secretKey: state.secretKey, runId, sessionId }))) {
+    throw sessionRefused(runId);
+  }
+};
+
 /**
  * The run `runId` (locked `for update`) if `headers` carry its live run token (else 401 / 410,
  * as run-bearer.ts) and a live telemetry session of that run (else 401).
@@ -35,16 +76,7 @@ export async function authorizeTelemetry(
 ): Promise<AuthorizedRun> {
   const run = await authorizeRun(tx, input);
   const sessionId = input.headers.get(TELEMETRY_SESSION_HEADER) ?? "";
-  const refused = new HttpError(
-    401,
-    TELEMETRY_AUTH_CODES.invalidTelemetrySession,
-    `X-Telemetry-Session must carry a live telemetry session of eval run ${run.id}.`,
-  );
-  if (!SESSION_ID.test(sessionId)) throw refused;
-  const [session] = await tx<{ run_id: string }[]>`
-    select run_id from eval_telemetry_sessions
-    where id_mac = ${telemetrySessionMac(input.secretKey, sessionId)}
-      and run_id = ${run.id} and expires_at > now()`;
-  if (!session) throw refused;
+  const live = await sessionIsLive(tx, { secretKey: input.secretKey, runId: run.id, sessionId });
+  if (!live) throw sessionRefused(run.id);
   return run;
 }

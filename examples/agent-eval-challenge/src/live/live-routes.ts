@@ -12,6 +12,8 @@ import {
   sseResponse,
 } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
+import { runBearer } from "../eval/run-bearer.js";
+import { telemetrySessionAuth } from "../eval/telemetry-auth.js";
 import { RunIdParams, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { checkAttemptBearer } from "./attempt-bearer.js";
@@ -124,6 +126,8 @@ export function liveRoutes(
       "The token opens only that attempt's events route (with x-core-challenge-slug).",
     tags: ["eval-vm", "live"],
     params: RunIdParams,
+    bearer: runBearer,
+    auth: telemetrySessionAuth,
     body: AttemptOpenRequest,
     bodyLimit: 4096,
     responses: {

@@ -1,11 +1,19 @@
 /**
  * The assignment-scoped bearer (`Authorization: Bearer <REVIEW_SESSION_TOKEN>`) of the review
  * VM's routes. The token is `<assignment id>.<HMAC>`; only its sha256 is stored. It is judged
- * inside the route's transaction, after lazy expiry, because the assignment's state is part of
- * the verdict: a cancelled assignment's token still verifies cryptographically (its stored hash
- * never changes), and only the state check revokes it.
+ * twice: by the route's `bearer` check (`assignmentBearer`), which the SDK runs before the body
+ * is read, so a caller without a token of this assignment learns nothing about the route's
+ * schema; then inside the route's transaction, after lazy expiry, because the assignment's state
+ * is part of the verdict: a cancelled assignment's token still verifies cryptographically (its
+ * stored hash never changes), and only the state check revokes it.
  */
-import { HttpError, type TransactionSql } from "@platform/challenge-sdk";
+import {
+  type BearerCheck,
+  HttpError,
+  type Sql,
+  type TransactionSql,
+} from "@platform/challenge-sdk";
+import type { AgentEvalState } from "../agent-eval-state.js";
 import {
   CapabilityDomain,
   checkCapabilityToken,
@@ -13,6 +21,7 @@ import {
   KeyLabel,
   parseCapabilityToken,
 } from "../crypto/index.js";
+import type { Settings } from "../settings.js";
 import {
   ACTIVE_ASSIGNMENT_STATES,
   type AssignmentState,
@@ -48,6 +57,48 @@ function unauthorized(message: string): HttpError {
   });
 }
 
+/** Whether `token` is assignment `assignmentId`'s and verifies against `storedHash`. */
+function tokenOfAssignment(
+  secretKey: Buffer,
+  assignmentId: string,
+  token: string,
+  storedHash: string | undefined,
+): boolean {
+  const parsed = parseCapabilityToken(token);
+  const verified = checkCapabilityToken(
+    deriveKey(secretKey, KeyLabel.reviewToken),
+    CapabilityDomain.reviewAssignment,
+    token,
+    storedHash ?? NO_STORED_HASH,
+  );
+  return parsed !== null && parsed.id === assignmentId && storedHash !== undefined && verified;
+}
+
+/**
+ * The review VM routes' `bearer`: a token of the path's assignment whose MAC and stored hash
+ * verify (else 401 invalid_token, before the body is read). Whether the assignment's state still
+ * lets it in is judged by authorizeAssignment, in the route's transaction.
+ */
+export const assignmentBearer: BearerCheck<Settings, AgentEvalState> = async (
+  token,
+  { sql, state, pathParams },
+) => {
+  const assignmentId = pathParams["assignment_id"] ?? "";
+  if (parseCapabilityToken(token)?.id !== assignmentId) return false;
+  return tokenOfAssignment(
+    state.secretKey,
+    assignmentId,
+    token,
+    await storedHash(sql, assignmentId),
+  );
+};
+
+async function storedHash(sql: Sql, assignmentId: string): Promise<string | undefined> {
+  const [row] = await sql<{ token_sha256: string }[]>`
+    select token_sha256 from review_assignments where id = ${assignmentId}`;
+  return row?.token_sha256;
+}
+
 /** `Authorization: Bearer <token>`, or null (no header, another scheme, or no token). */
 export function presentedBearer(headers: Headers): string | null {
   const value = headers.get("authorization");
@@ -77,12 +128,8 @@ export async function authorizeAssignment(
     select id, session_id, submission_id, state, core, core_sha256, expires_at, token_sha256,
       deployed, model_call, failure
     from review_assignments where id = ${input.assignmentId}`;
-  const verified = checkCapabilityToken(
-    deriveKey(input.secretKey, KeyLabel.reviewToken),
-    CapabilityDomain.reviewAssignment,
-    token,
-    row?.token_sha256 ?? NO_STORED_HASH,
-  );
+  // Verified whether or not the row exists: a missing assignment costs the same comparisons.
+  const verified = tokenOfAssignment(input.secretKey, input.assignmentId, token, row?.token_sha256);
   if (!row || !verified) throw unauthorized("Invalid bearer token.");
   const active = (ACTIVE_ASSIGNMENT_STATES as readonly string[]).includes(row.state);
   if (input.use === "read" && !active) {

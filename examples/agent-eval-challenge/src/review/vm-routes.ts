@@ -1,9 +1,10 @@
 /**
  * The routes the review VM calls, under /review/v1/assignments/{assignment_id}, each behind the
- * assignment-scoped bearer (REVIEW_SESSION_TOKEN, assignment-bearer.ts). The bearer is judged in
- * the handler, inside the route's transaction after lazy expiry, rather than with the SDK's
- * `bearer` option: the verdict depends on the path's id and on the assignment's state, and a
- * revoked write is a 410, which a boolean check cannot answer.
+ * assignment-scoped bearer (REVIEW_SESSION_TOKEN, assignment-bearer.ts). The SDK's `bearer`
+ * option checks the token against the path's assignment before the body is read (an anonymous
+ * caller gets 401, never a 422 listing the schema); the handler judges it again inside the
+ * route's transaction after lazy expiry, since the verdict also depends on the assignment's
+ * state, and a revoked write is a 410.
  */
 import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
@@ -22,7 +23,7 @@ import { AssignmentIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { assignmentArtifact } from "./assignment-artifact.js";
-import { authorizeAssignment } from "./assignment-bearer.js";
+import { assignmentBearer, authorizeAssignment } from "./assignment-bearer.js";
 import { receiveReport } from "./receive-report.js";
 import { recordFailure, startModelCall } from "./vm-writes.js";
 
@@ -45,6 +46,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     summary: "The assignment core, its digest and its state (assignment bearer)",
     tags: ["review-vm"],
     params: AssignmentIdParams,
+    bearer: assignmentBearer,
     responses: {
       200: { description: "The assignment", schema: ReviewAssignmentResponse },
       ...READ_REFUSALS,
@@ -77,6 +79,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       "mismatch is a 500 artifact_integrity_failure and no byte is served.",
     tags: ["review-vm"],
     params: AssignmentIdParams,
+    bearer: assignmentBearer,
     responses: {
       200: {
         description: "The agent ZIP (header X-Artifact-Sha256: its sha256)",
@@ -104,6 +107,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     summary: "The rules bundle v1 the assignment is reviewed under",
     tags: ["review-vm"],
     params: AssignmentIdParams,
+    bearer: assignmentBearer,
     responses: {
       200: { description: "The rules bundle v1", schema: RulesBundleResponse },
       ...READ_REFUSALS,
@@ -129,6 +133,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       "model_call_conflict. Before review/deployed: 409 invalid_transition.",
     tags: ["review-vm"],
     params: AssignmentIdParams,
+    bearer: assignmentBearer,
     body: ReviewModelCallRequest,
     responses: {
       200: { description: "The bound request", schema: ReviewModelCallResponse },
@@ -153,6 +158,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     summary: "One bounded failure without a report; revokes the capability (rule 19)",
     tags: ["review-vm"],
     params: AssignmentIdParams,
+    bearer: assignmentBearer,
     body: ReviewFailureRequest,
     responses: {
       200: { description: "Recorded; the assignment is error", schema: ReviewFailureResponse },
@@ -181,6 +187,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       "replay 200, a different envelope 409 report_conflict.",
     tags: ["review-vm"],
     params: AssignmentIdParams,
+    bearer: assignmentBearer,
     body: ReviewEnvelope,
     bodyLimit: MAX_REVIEW_ENVELOPE_BYTES,
     responses: {
