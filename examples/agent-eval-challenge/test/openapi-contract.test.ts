@@ -8,7 +8,7 @@ import { challenge } from "../src/challenge.js";
 type Operation = { responses: Record<string, { content?: Record<string, { schema?: unknown }> }> };
 
 describe("agent-eval /openapi.json", () => {
-  const document = challenge.openapi() as {
+  const document = challenge.openapi() as unknown as {
     paths: Record<string, Record<string, Operation>>;
     components: { schemas: Record<string, unknown> };
   };
