@@ -267,3 +267,13 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * Waits until everything the node holds now is final: a validator reads the subnet at the
+ * finalized block, so registrations made in setup must be final before it runs (under load the
+ * first read can otherwise come before them).
+ */
+export async function untilFinal(node: LocalSubtensor): Promise<void> {
+  const head = node.status().head.number;
+  while (node.status().finalized.number < head) await node.nextBlock();
+}

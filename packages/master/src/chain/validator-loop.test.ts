@@ -10,6 +10,7 @@ import {
   recordingLogger,
   snapshotOf,
   until,
+  untilFinal,
   validatorDatabase,
 } from "./_test-chain.js";
 import { type ChainClient, describeEndpoint } from "./chain-client.js";
@@ -44,6 +45,7 @@ describe("validator loop against a local subtensor", () => {
       node.setHyperparameter(3, "WeightsSetRateLimit", 8),
       node.setHyperparameter(6, "WeightsSetRateLimit", 100000),
     ]);
+    await untilFinal(node);
     client = chainClient(cleanup, [node.url]);
     snapshot = snapshotOf({ [bob.address]: 0.5, [charlie.address]: 0.5 }, 3);
   });
@@ -174,11 +176,16 @@ describe("validator loop against a local subtensor", () => {
     // The chain includes it all the same; then the subnet's rate limit goes up.
     await until(async () => (await lastUpdate(4)) > registeredAt, 10_000, "the extrinsic included");
     await node.setHyperparameter(4, "WeightsSetRateLimit", 100000);
+    // The validator reads the subnet's rules at the finalized block: the new limit must be final.
+    await untilFinal(node);
 
     // Run B, on the same database and a new connection.
     const fresh = chainClient(cleanup, [node.url]);
     const b = await run(4, { client: fresh });
-    expect(b).toMatchObject({ exitCode: 3, check: "SettingWeightsTooFast" });
+    expect(b, `${b.reason}: ${"message" in b ? b.message : ""}`).toMatchObject({
+      exitCode: 3,
+      check: "SettingWeightsTooFast",
+    });
     const rows = await store.recent({ netuid: 4 });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ id: open?.id, status: "finalized", errorName: null });

@@ -11,6 +11,7 @@ import {
   devKeys,
   quiet,
   snapshotOf,
+  untilFinal,
   validatorDatabase,
 } from "./_test-chain.js";
 import type { ChainClient } from "./chain-client.js";
@@ -54,6 +55,7 @@ describe("weights submitter against a local subtensor", () => {
       // Subnet 99 does not exist; only its commit-reveal flag is written (the default is on).
       node.setHyperparameter(99, "CommitRevealWeightsEnabled", false),
     ]);
+    await untilFinal(node);
     client = chainClient(cleanup, [node.url]);
   });
   afterAll(() => cleanup.run());
