@@ -39,6 +39,8 @@ export default defineConfig({
       project("scoring-challenge", "examples/scoring-challenge", 120_000),
       project("agent-eval-challenge", "examples/agent-eval-challenge", 60_000),
     ],
-    reporters: process.env.CI ? ["default"] : ["default"],
+    // The JSON report is what `npm run test:slowest` reads (docs/decisions.md, "Where the
+    // suite's time goes").
+    reporters: ["default", ["json", { outputFile: here(".platform/test-report.json") }]],
   },
 });

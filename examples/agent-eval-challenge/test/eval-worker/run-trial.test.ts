@@ -195,7 +195,8 @@ describe("a trial in the agent image", () => {
     expect(run.outputStatus).toBe("timed_out");
     expect(run.output).toBeNull();
     expect(score).toBe(0);
-    expect(Date.now() - started).toBeLessThan(30_000);
+    // Killed at its 3 s deadline, not after the 600 s the agent sleeps.
+    expect(Date.now() - started).toBeLessThan(600_000 / 20);
   }, 60_000);
 
   it("keeps the answer of an agent that floods its streams (they are capped, the output is not)", async () => {

@@ -251,7 +251,8 @@ describe.each(await testBackends())("workers on %s", (backend) => {
     const stopped = Date.now();
     stop.abort();
     await worker;
-    expect(Date.now() - stopped).toBeLessThan(2_000);
+    // Within its shutdown grace (200 ms), with room for a loaded machine: not a poll-forever.
+    expect(Date.now() - stopped).toBeLessThan(10 * 200);
     expect(reason).toBeInstanceOf(WorkerStoppingError);
     // Given back without spending an attempt, and not completed by the returning handler.
     expect(await queue.get(id)).toMatchObject({ status: "pending", attempts: 0, result: null });

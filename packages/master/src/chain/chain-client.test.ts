@@ -104,7 +104,8 @@ describe("chain client", () => {
     );
     expect(error).toBeInstanceOf(ChainError);
     expect((error as ChainError).kind).toBe("timeout");
-    expect(performance.now() - started).toBeLessThan(5_000);
+    // Its own 500 ms timeout ended it (with room for a loaded machine), not the 2 s stall.
+    expect(performance.now() - started).toBeLessThan(4 * 500);
     expect(client.status().reconnects).toBe(1);
     expect(client.status().lastError).toMatch(/reading the finalized head timed out after 500 ms/);
     // Once the node answers again, the same client carries on.

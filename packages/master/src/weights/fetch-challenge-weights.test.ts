@@ -109,8 +109,9 @@ describe("fetchChallengeWeights over a real socket", () => {
     const started = performance.now();
     const result = await fetchChallengeWeights(options(target, { timeoutMs: 150, retries: 1 }));
     expect(result).toMatchObject({ ok: false, error: "timed out after 150 ms", attempts: 2 });
-    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // Both attempts waited their timeout (2 x 150 ms), and it did not hang on the silent challenge.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(2 * 150 - 10);
+    expect(performance.now() - started).toBeLessThan(10 * 2 * 150);
   });
 
   it("times out a body that stalls after the headers", async () => {
@@ -294,6 +295,7 @@ describe("fetchChallengeWeights over a real socket", () => {
       }),
     );
     expect(result).toMatchObject({ ok: false, error: "collection cancelled", attempts: 1 });
-    expect(performance.now() - started).toBeLessThan(1_000);
+    // Not one attempt's timeout (5 s), let alone the backoff: the abort ended it.
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
