@@ -4,38 +4,24 @@
 // commit's block and round). Then the health gate: a challenge with emission that fails more
 // collections in a row than the grace closes it, the view names the challenge, and no commit
 // is sent while it stays closed.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { initCrypto, keypairFromMnemonic } from "@platform/core";
 import { testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalSubtensor, startLocalSubtensor } from "../../src/chain/local-subtensor/index.js";
 import { SubmissionStore } from "../../src/chain/submission-store.js";
-import { registerChallenge } from "../proxy/register-challenge.js";
-import { jsonInit, startTestMaster, type TestMaster } from "../test-master.js";
+import { jsonInit, type TestMaster } from "../test-master.js";
 import { type FakeChallenge, startFakeChallenge } from "../weights/fake-challenge.js";
+import {
+  MINER_A_PHRASE,
+  MINER_B_PHRASE,
+  startChainMaster,
+  until,
+  VALIDATOR_PHRASE,
+} from "./chain-master-kit.js";
 
-// Public test phrases (substrate's development phrase, BIP-39 test vectors), never real keys.
-const VALIDATOR = "bottom drive obey lake curtain smoke basket hold race lonely fit walk";
-const MINER_A = "legal winner thank year wave sausage worth useful legal winner thank yellow";
-const MINER_B = "letter advice cage absurd amount doctor acoustic avoid letter advice cage above";
 const NETUID = 2;
 const GRACE = 1;
 const backend = (await testBackends())[0]!;
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  tries = 400,
-): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 interface ChainView {
   validator: string;
@@ -59,7 +45,7 @@ describe(`the master's validator under commit-reveal (${backend})`, () => {
 
   beforeAll(async () => {
     await initCrypto();
-    const [validator, minerA, minerB] = [VALIDATOR, MINER_A, MINER_B].map(
+    const [validator, minerA, minerB] = [VALIDATOR_PHRASE, MINER_A_PHRASE, MINER_B_PHRASE].map(
       (phrase) => keypairFromMnemonic(phrase).address,
     ) as [string, string, string];
     // Tempo 3: an epoch is 4 blocks (0.6 s), so a commit reveals within a second or two.
@@ -89,29 +75,12 @@ describe(`the master's validator under commit-reveal (${backend})`, () => {
               },
             },
     });
-    const home = mkdtempSync(join(tmpdir(), "master-commit-reveal-"));
-    const hotkeyFile = join(home, "hotkey");
-    writeFileSync(hotkeyFile, JSON.stringify({ secretPhrase: VALIDATOR }));
-    t = await startTestMaster(backend, (config) => {
-      config.chain = {
-        endpoints: [chain.url],
-        netuid: NETUID,
-        metagraphFromChain: true,
-        metagraphCacheSeconds: 0,
-        validatorHotkeyFile: hotkeyFile,
-        allowBurn: false,
-        callTimeoutMs: 10_000,
-        blockTimeMs: 150,
-        healthGateGrace: GRACE,
-        overrideHealthGate: false,
-      };
+    t = await startChainMaster(backend, {
+      chainUrl: chain.url,
+      netuid: NETUID,
+      challenge,
+      chain: { healthGateGrace: GRACE },
     });
-    challenge.token = await registerChallenge(t, "alpha", "active", challenge.url);
-    const share = await t.fetch(
-      "/v1/admin/challenges/alpha",
-      jsonInit("PATCH", { emission_percent: 100 }, t.admin),
-    );
-    expect(share.status).toBe(200);
     for (let i = 0; i < 4; i++) await chain.nextBlock();
   });
   afterAll(async () => {

@@ -2,36 +2,22 @@
 // against the local subtensor through @polkadot/api: a challenge's weights become uids from the
 // chain's own Keys, a snapshot, and a set_weights confirmed from the block, visible at
 // GET /v1/weights/chain, in /metrics and /readyz.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { initCrypto, keypairFromMnemonic } from "@platform/core";
 import { testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalSubtensor, startLocalSubtensor } from "../../src/chain/local-subtensor/index.js";
-import { registerChallenge } from "../proxy/register-challenge.js";
-import { jsonInit, startTestMaster, type TestMaster } from "../test-master.js";
+import { jsonInit, type TestMaster } from "../test-master.js";
 import { type FakeChallenge, startFakeChallenge } from "../weights/fake-challenge.js";
+import {
+  MINER_A_PHRASE,
+  MINER_B_PHRASE,
+  startChainMaster,
+  until,
+  VALIDATOR_PHRASE,
+} from "./chain-master-kit.js";
 
-// Public test phrases (substrate's development phrase, BIP-39 test vectors), never real keys.
-const VALIDATOR = "bottom drive obey lake curtain smoke basket hold race lonely fit walk";
-const MINER_A = "legal winner thank year wave sausage worth useful legal winner thank yellow";
-const MINER_B = "letter advice cage absurd amount doctor acoustic avoid letter advice cage above";
 const NETUID = 3;
 const backend = (await testBackends())[0]!;
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  tries = 300,
-): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe(`the master's chain wiring (${backend})`, () => {
   let chain: LocalSubtensor;
@@ -43,7 +29,7 @@ describe(`the master's chain wiring (${backend})`, () => {
 
   beforeAll(async () => {
     await initCrypto();
-    [validator, minerA, minerB] = [VALIDATOR, MINER_A, MINER_B].map(
+    [validator, minerA, minerB] = [VALIDATOR_PHRASE, MINER_A_PHRASE, MINER_B_PHRASE].map(
       (phrase) => keypairFromMnemonic(phrase).address,
     ) as [string, string, string];
     chain = await startLocalSubtensor({
@@ -61,29 +47,7 @@ describe(`the master's chain wiring (${backend})`, () => {
       slug: "alpha",
       weights: { [minerA]: 3, [minerB]: 1, "5NotOnChain-hotkey": 1 },
     });
-    const home = mkdtempSync(join(tmpdir(), "master-validator-"));
-    const hotkeyFile = join(home, "hotkey");
-    writeFileSync(hotkeyFile, JSON.stringify({ secretPhrase: VALIDATOR }));
-    t = await startTestMaster(backend, (config) => {
-      config.chain = {
-        endpoints: [chain.url],
-        netuid: NETUID,
-        metagraphFromChain: true,
-        metagraphCacheSeconds: 0,
-        validatorHotkeyFile: hotkeyFile,
-        allowBurn: false,
-        callTimeoutMs: 10_000,
-        blockTimeMs: 150,
-        healthGateGrace: 3,
-        overrideHealthGate: false,
-      };
-    });
-    challenge.token = await registerChallenge(t, "alpha", "active", challenge.url);
-    const share = await t.fetch(
-      "/v1/admin/challenges/alpha",
-      jsonInit("PATCH", { emission_percent: 100 }, t.admin),
-    );
-    expect(share.status).toBe(200);
+    t = await startChainMaster(backend, { chainUrl: chain.url, netuid: NETUID, challenge });
     for (let i = 0; i < 4; i++) await chain.nextBlock();
   });
   afterAll(async () => {
