@@ -30,8 +30,8 @@ import {
 } from "./commit-reveal.js";
 import { DRAND_QUICKNET } from "./drand-beacon.js";
 import { historyHealthGate } from "./health-gate.js";
-import { epochIndex, firstBlockOfEpoch } from "./local-subtensor/_epoch.js";
 import type { LocalSubtensor } from "./local-subtensor/index.js";
+import { epochIndex, firstBlockOfEpoch } from "./rules/epoch.js";
 import { SubmissionStore } from "./submission-store.js";
 import { checkCommitTimelocked, LocalCheckError, readSubnetRules } from "./subnet-rules.js";
 import { timelockEncrypt } from "./timelock.js";

@@ -8,7 +8,7 @@ import { blake2AsHex } from "@polkadot/util-crypto";
 import type { BlockRef, CallOptions, ChainClient } from "./chain-client.js";
 import { ChainError } from "./chain-client.js";
 import { DRAND_QUICKNET, decodeBeaconPublicKey } from "./drand-beacon.js";
-import { epochIndex, firstBlockOfEpoch, shouldRunEpoch } from "./local-subtensor/_epoch.js";
+import { epochIndex, firstBlockOfEpoch, shouldRunEpoch } from "./rules/epoch.js";
 import type { RevealCause, RevealSettlement, SubmissionRecord } from "./submission-store.js";
 import {
   checkRevealedWeights,

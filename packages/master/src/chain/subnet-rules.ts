@@ -6,13 +6,13 @@ import { decodeAddress } from "@polkadot/util-crypto";
 import { BURN_UID } from "../weights/aggregate-weights.js";
 import type { BlockRef, CallOptions, ChainClient } from "./chain-client.js";
 import { readKeysAt, uidsOf } from "./chain-metagraph.js";
-import { isMaxLimited, maxUpscaleU16 } from "./local-subtensor/_fixed-i32f32.js";
+import { isMaxLimited, maxUpscaleU16 } from "./rules/fixed-i32f32.js";
 import {
   checkRateLimit,
   internalSetWeights,
   setWeights,
   type WeightsStateView,
-} from "./local-subtensor/_set-weights.js";
+} from "./rules/set-weights-checks.js";
 
 // The chain's own arithmetic and check order, shared with the local subtensor so the validator's
 // local checks and the dev chain can never disagree (subtensor v3.3.13-393, weights.rs).

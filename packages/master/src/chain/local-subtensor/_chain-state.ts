@@ -1,7 +1,7 @@
 import type { Codec } from "@polkadot/types/types";
+import type { WeightsStateView } from "../rules/set-weights-checks.js";
 import { compact, readCompact, toHex, u16le, u64le } from "./_bytes.js";
 import type { Runtime } from "./_runtime.js";
-import type { WeightsStateView } from "./_set-weights.js";
 import { storageKey, storagePrefix } from "./_storage-key.js";
 import type { DeferredValue, VersionedStore } from "./_versioned-store.js";
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createLogger, type Logger } from "@platform/core";
 import type { Codec } from "@polkadot/types/types";
+import { SET_WEIGHTS_REF_TIME, setWeights } from "../rules/set-weights-checks.js";
 import { blake2_256, bytesEqual, compact, fromHex, hexNumber, toHex, u32le } from "./_bytes.js";
 import {
   ChainState,
@@ -30,7 +31,6 @@ import {
   unknownTransaction,
 } from "./_pool-error.js";
 import { concatBytes, type ModuleErrorIndex, type Runtime } from "./_runtime.js";
-import { SET_WEIGHTS_REF_TIME, setWeights } from "./_set-weights.js";
 import {
   COMMIT_TIMELOCKED_REF_TIME,
   commitTimelockedWeights,

@@ -1,11 +1,15 @@
 import type { Logger } from "@platform/core";
 import { encodeAddress } from "@polkadot/util-crypto";
+import { epochIndex, shouldRunEpoch } from "../rules/epoch.js";
+import {
+  checkRateLimit,
+  internalSetWeights,
+  netuidStorageIndex,
+} from "../rules/set-weights-checks.js";
 import { TimelockError, timelockDecrypt } from "../timelock.js";
 import { blake2_256, bytesEqual } from "./_bytes.js";
 import type { ChainState, TimelockedCommit } from "./_chain-state.js";
-import { epochIndex, shouldRunEpoch } from "./_epoch.js";
 import { readRevealPayload } from "./_reveal-payload.js";
-import { checkRateLimit, internalSetWeights, netuidStorageIndex } from "./_set-weights.js";
 
 // Commit-reveal v4 as spec 393 runs it (opentensor/subtensor tag v3.3.13-393):
 // `commit_timelocked_weights` (macros/dispatches.rs, call 113) -> `internal_commit_timelocked_

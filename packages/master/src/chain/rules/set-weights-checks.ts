@@ -1,4 +1,8 @@
-import { isMaxLimited, maxUpscaleU16 } from "./_fixed-i32f32.js";
+// The chain's own set_weights checks, in the chain's order (subtensor v3.3.13-393): the local
+// subtensor applies them to what it is sent, and the validator runs the same code before it
+// sends (subnet-rules.ts), so a refusal here is the chain's refusal, by its name. chain/rules/
+// holds what both sides share: these checks, the epoch arithmetic and the I32F32 fixed point.
+import { isMaxLimited, maxUpscaleU16 } from "./fixed-i32f32.js";
 
 /** What `set_weights` reads from the chain's state (the block being built). */
 export interface WeightsStateView {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { setWeights, type WeightsStateView } from "./_set-weights.js";
+import { setWeights, type WeightsStateView } from "./set-weights-checks.js";
 
 const HOTKEY = new Uint8Array(32).fill(7);
 

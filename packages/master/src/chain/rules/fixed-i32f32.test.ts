@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isMaxLimited, maxUpscaleU16 } from "./_fixed-i32f32.js";
+import { isMaxLimited, maxUpscaleU16 } from "./fixed-i32f32.js";
 
 // Expected values are subtensor's own (pallets/subtensor/src/tests/math.rs at v3.3.13-393:
 // test_vec_u16_max_upscale_to_u16 and test_check_vec_max_limited).

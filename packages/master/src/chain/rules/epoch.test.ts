@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { revealRound } from "../weights-tlock-payload.js";
-import { blocksUntilNextEpoch, epochIndex, firstBlockOfEpoch, shouldRunEpoch } from "./_epoch.js";
+import { blocksUntilNextEpoch, epochIndex, firstBlockOfEpoch, shouldRunEpoch } from "./epoch.js";
 
 describe("spec-393 epochs", () => {
   it("runs each subnet's epoch where run_coinbase.rs's table says", () => {
