@@ -13,6 +13,7 @@
  */
 import { ConfigError, type ConfigOf, type Static, Type } from "@platform/challenge-sdk";
 import { DEFAULT_TRUSTED_PROXIES, trustedProxies } from "./live/client-address.js";
+import { WEIGHTS_MODES, type WeightsMode } from "./weights/agent-weights.js";
 
 /** Every variable this challenge reads beyond the SDK's own. */
 export const Settings = Type.Object({
@@ -77,11 +78,14 @@ export const Settings = Type.Object({
     description:
       "Peers whose X-Forwarded-For names the client (the master's proxy): addresses, CIDR ranges, loopback, private, or none",
   }),
-  WEIGHTS_MODE: Type.Union([Type.Literal("winner_take_all"), Type.Literal("best_per_hotkey")], {
-    default: "winner_take_all",
-    description:
-      "winner_take_all: the best complete result takes the weight; best_per_hotkey: each hotkey's best score, normalised",
-  }),
+  WEIGHTS_MODE: Type.Union(
+    WEIGHTS_MODES.map((mode) => Type.Literal(mode)),
+    {
+      default: "winner_take_all",
+      description:
+        "winner_take_all: the best complete result takes the weight; best_per_hotkey: each hotkey's best score, normalised",
+    },
+  ),
 });
 export type Settings = ConfigOf<typeof Settings>;
 
@@ -98,7 +102,7 @@ export interface AgentEvalOptions {
     measurements: string[];
   };
   submissionWindowSeconds: number;
-  weightsMode: "winner_take_all" | "best_per_hotkey";
+  weightsMode: WeightsMode;
   replayAudit: { rate: number; seed: string | null };
   /** TRUSTED_PROXIES as set: who may name the client of a live feed (client-address.ts). */
   trustedProxies: string;
