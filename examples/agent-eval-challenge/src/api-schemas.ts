@@ -5,6 +5,13 @@
  * as their routes land.
  */
 import { Type } from "@platform/challenge-sdk";
+import {
+  ASSIGNMENT_STATES,
+  DECIDED_ASSIGNMENT_STATES,
+  EVAL_FAILURE_CODES,
+  EVAL_RUN_STATES,
+  PUBLIC_SUBMISSION_STATUSES,
+} from "./state/index.js";
 
 const Sha256Hex = Type.String({ pattern: "^[0-9a-f]{64}$" });
 const Timestamp = Type.String({ format: "date-time" });
@@ -25,20 +32,7 @@ export const SubmissionRequest = Type.Object(
 
 /** The public label of a submission's state (production's names: escalated is "suspicious"). */
 export const PublicStatus = Type.Union(
-  [
-    Type.Literal("received"),
-    Type.Literal("reviewing"),
-    Type.Literal("approved"),
-    Type.Literal("rejected"),
-    Type.Literal("suspicious"),
-    Type.Literal("error"),
-    Type.Literal("cancelled"),
-    Type.Literal("expired"),
-    Type.Literal("evaluating"),
-    Type.Literal("valid"),
-    Type.Literal("failed"),
-    Type.Literal("invalid"),
-  ],
+  PUBLIC_SUBMISSION_STATUSES.map((status) => Type.Literal(status)),
   { title: "PublicStatus" },
 );
 
@@ -118,18 +112,7 @@ const ReviewId = Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" });
 
 /** The states of a review assignment (src/state/assignment-states.ts). */
 export const ReviewAssignmentState = Type.Union(
-  [
-    Type.Literal("queued"),
-    Type.Literal("deployed"),
-    Type.Literal("model_call_started"),
-    Type.Literal("verifying"),
-    Type.Literal("allowed"),
-    Type.Literal("rejected"),
-    Type.Literal("escalated"),
-    Type.Literal("error"),
-    Type.Literal("cancelled"),
-    Type.Literal("expired"),
-  ],
+  ASSIGNMENT_STATES.map((state) => Type.Literal(state)),
   { title: "ReviewAssignmentState" },
 );
 
@@ -461,11 +444,7 @@ export const ReviewVerification = Type.Object(
   {
     status: Type.Union([Type.Literal("verified"), Type.Literal("rejected")]),
     // The verdict the assignment took: the core's verdict when verified, else reject.
-    outcome: Type.Union([
-      Type.Literal("allowed"),
-      Type.Literal("rejected"),
-      Type.Literal("escalated"),
-    ]),
+    outcome: Type.Union(DECIDED_ASSIGNMENT_STATES.map((state) => Type.Literal(state))),
     // Why verification refused the report (null when verified).
     code: Type.Union([Type.String({ pattern: "^[a-z][a-z0-9_]{0,63}$" }), Type.Null()]),
     message: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]),
@@ -517,9 +496,7 @@ export const ReviewAuditItem = Type.Object(
     reported_at: Nullable(Timestamp),
     verified_at: Nullable(Timestamp),
     // The verification's outcome and refusal code (null before an outcome).
-    outcome: Nullable(
-      Type.Union([Type.Literal("allowed"), Type.Literal("rejected"), Type.Literal("escalated")]),
-    ),
+    outcome: Nullable(Type.Union(DECIDED_ASSIGNMENT_STATES.map((state) => Type.Literal(state)))),
     verification_code: Nullable(Type.String()),
     review_digest: Nullable(Sha256Hex),
     receipt_sha256: Nullable(Sha256Hex),
@@ -652,16 +629,7 @@ export const MinerEnvLaunchResponse = Type.Object(
 
 /** The states of an eval run (src/state/eval-run-states.ts). */
 export const EvalRunState = Type.Union(
-  [
-    Type.Literal("prepared"),
-    Type.Literal("running"),
-    Type.Literal("verifying"),
-    Type.Literal("accepted"),
-    Type.Literal("rejected"),
-    Type.Literal("cancelled"),
-    Type.Literal("expired"),
-    Type.Literal("error"),
-  ],
+  EVAL_RUN_STATES.map((state) => Type.Literal(state)),
   { title: "EvalRunState" },
 );
 
@@ -764,12 +732,7 @@ export const EvalExpectedRunRequest = Type.Object(
 export const EvalFailureRequest = Type.Object(
   {
     expected_run_id: ReviewId,
-    reason_code: Type.Union([
-      Type.Literal("deploy_failed"),
-      Type.Literal("tunnel_failed"),
-      Type.Literal("key_release_unavailable"),
-      Type.Literal("no_result"),
-    ]),
+    reason_code: Type.Union(EVAL_FAILURE_CODES.map((code) => Type.Literal(code))),
     message: Type.String({ minLength: 1, maxLength: 1024 }),
   },
   { additionalProperties: false, title: "EvalFailureRequest" },

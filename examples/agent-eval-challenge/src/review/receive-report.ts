@@ -20,6 +20,7 @@ import { deriveKey, KeyLabel, seal } from "../crypto/index.js";
 import {
   type AssignmentEvent,
   type AssignmentState,
+  type DecidedAssignmentState,
   transitionAssignment,
 } from "../state/index.js";
 import { reviewTransaction } from "./_review-transaction.js";
@@ -38,7 +39,7 @@ import type { PlannedModelCall } from "./vm-writes.js";
 /** The definitive outcome of a report, stored write-once with the assignment. */
 export interface ReviewVerificationRecord {
   status: "verified" | "rejected";
-  outcome: "allowed" | "rejected" | "escalated";
+  outcome: DecidedAssignmentState;
   code: string | null;
   message: string | null;
   verifier: "dcap" | "dev";

@@ -1,7 +1,11 @@
 import type { SubmissionEvent } from "./submission-states.js";
 import { rowsFrom, type TransitionTable } from "./transition-table.js";
 
-/** The lifecycle of one immutable review assignment. */
+/**
+ * The lifecycle of one immutable review assignment. The API's `ReviewAssignmentState` is built
+ * from this list, and migrations/0001's check on `review_assignments.state` mirrors it: a
+ * migration is history, so a new state here needs a new migration there.
+ */
 export const ASSIGNMENT_STATES = [
   "queued",
   "deployed",
@@ -23,6 +27,17 @@ export const ACTIVE_ASSIGNMENT_STATES = [
   "model_call_started",
   "verifying",
 ] as const satisfies readonly AssignmentState[];
+
+/**
+ * The outcomes a verified (or refused) report decides: the review's `outcome` in the API, and
+ * the states whose nonce is consumed.
+ */
+export const DECIDED_ASSIGNMENT_STATES = [
+  "allowed",
+  "rejected",
+  "escalated",
+] as const satisfies readonly AssignmentState[];
+export type DecidedAssignmentState = (typeof DECIDED_ASSIGNMENT_STATES)[number];
 
 /** Terminal states a retry may follow without an approval. */
 export const FREELY_RETRYABLE_ASSIGNMENT_STATES = [
@@ -98,6 +113,6 @@ export const SUBMISSION_EVENT_OF_ASSIGNMENT_EVENT: Readonly<
 /** The nonce follows the state (the migration checks the same rule). */
 export function assignmentNonceState(state: AssignmentState): "active" | "consumed" | "revoked" {
   if ((ACTIVE_ASSIGNMENT_STATES as readonly string[]).includes(state)) return "active";
-  if (state === "allowed" || state === "rejected" || state === "escalated") return "consumed";
+  if ((DECIDED_ASSIGNMENT_STATES as readonly string[]).includes(state)) return "consumed";
   return "revoked";
 }

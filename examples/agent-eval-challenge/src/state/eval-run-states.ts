@@ -1,7 +1,11 @@
 import type { SubmissionEvent } from "./submission-states.js";
 import { rowsFrom, type TransitionTable } from "./transition-table.js";
 
-/** The lifecycle of one immutable external Eval run. */
+/**
+ * The lifecycle of one immutable external Eval run. The API's `EvalRunState` is built from this
+ * list, and migrations/0001's check on `eval_runs.state` mirrors it: a migration is history, so a
+ * new state here needs a new migration there.
+ */
 export const EVAL_RUN_STATES = [
   "prepared",
   "running",
@@ -38,7 +42,10 @@ export const MAX_EVAL_RUNS_PER_REVIEW = 3;
 export const MAX_EVAL_RUNS_PER_SUBMISSION = 8;
 export const EVAL_RUN_TTL_SECONDS = 6 * 60 * 60;
 
-/** The failure reason codes an eval failure may carry (the migration checks the same set). */
+/**
+ * The failure reason codes an eval failure may carry: `EvalFailureRequest` is built from this
+ * list, and migrations/0001's check on `eval_runs.failure_code` mirrors it.
+ */
 export const EVAL_FAILURE_CODES = [
   "deploy_failed",
   "tunnel_failed",

@@ -14,6 +14,8 @@ export {
   type AssignmentEvent,
   type AssignmentState,
   assignmentNonceState,
+  DECIDED_ASSIGNMENT_STATES,
+  type DecidedAssignmentState,
   FREELY_RETRYABLE_ASSIGNMENT_STATES,
   MAX_ASSIGNMENT_ATTEMPTS,
   SUBMISSION_EVENT_OF_ASSIGNMENT_EVENT,
@@ -44,8 +46,10 @@ export {
 } from "./status-events.js";
 export {
   isSubmissionState,
+  PUBLIC_SUBMISSION_STATUSES,
   type PublicSubmissionStatus,
   publicSubmissionStatus,
+  REVALIDATABLE_SUBMISSION_STATES,
   SUBMISSION_EVENTS,
   SUBMISSION_STATES,
   SUBMISSION_TRANSITIONS,

@@ -4,7 +4,8 @@ import { rowsFrom, type TransitionTable } from "./transition-table.js";
  * The lifecycle of a submission. Upload verification and the rate-limit reservation happen inside
  * the transaction that inserts the row, so they are not states: a stored submission is
  * `received`. The review states follow the session's current assignment; the eval states follow
- * the submission's current run.
+ * the submission's current run. migrations/0001's check on `submissions.state` mirrors this
+ * list: a migration is history, so a new state here needs a new migration there.
  */
 export const SUBMISSION_STATES = [
   "received",
@@ -55,6 +56,15 @@ const REVIEW_RETRYABLE: readonly SubmissionState[] = [
   "review_escalated",
 ];
 
+/**
+ * Finished evaluations the owner's revalidate (rule 23) may run again: the transition table
+ * allows the move and prepare picks its event from this list.
+ */
+export const REVALIDATABLE_SUBMISSION_STATES = [
+  "completed",
+  "eval_rejected",
+] as const satisfies readonly SubmissionState[];
+
 export const SUBMISSION_TRANSITIONS: TransitionTable<SubmissionState, SubmissionEvent> = [
   ...rowsFrom(["received", ...REVIEW_RETRYABLE], "review_issue", "review_queued"),
   { from: "review_queued", event: "review_deploy", to: "review_running" },
@@ -78,23 +88,25 @@ export const SUBMISSION_TRANSITIONS: TransitionTable<SubmissionState, Submission
   { from: "eval_running", event: "eval_fail", to: "eval_failed" },
   // The owner's revalidate (rule 23): a finished evaluation runs again on the same immutable
   // artifact. Its own event, so nothing a miner calls can restart a final submission.
-  ...rowsFrom(["completed", "eval_rejected"], "eval_revalidate", "eval_running"),
+  ...rowsFrom(REVALIDATABLE_SUBMISSION_STATES, "eval_revalidate", "eval_running"),
 ];
 
-/** The label miners and the public list see; internal states stay internal. */
-export type PublicSubmissionStatus =
-  | "received"
-  | "reviewing"
-  | "approved"
-  | "rejected"
-  | "suspicious"
-  | "error"
-  | "cancelled"
-  | "expired"
-  | "evaluating"
-  | "valid"
-  | "failed"
-  | "invalid";
+/** The labels miners and the public list see (the API's `PublicStatus`); internal states stay internal. */
+export const PUBLIC_SUBMISSION_STATUSES = [
+  "received",
+  "reviewing",
+  "approved",
+  "rejected",
+  "suspicious",
+  "error",
+  "cancelled",
+  "expired",
+  "evaluating",
+  "valid",
+  "failed",
+  "invalid",
+] as const;
+export type PublicSubmissionStatus = (typeof PUBLIC_SUBMISSION_STATUSES)[number];
 
 const PUBLIC_STATUS: Readonly<Record<SubmissionState, PublicSubmissionStatus>> = {
   received: "received",
