@@ -15,6 +15,7 @@ import {
   type EvalRunState,
   MAX_EVAL_RUNS_PER_REVIEW,
   MAX_EVAL_RUNS_PER_SUBMISSION,
+  REVALIDATABLE_SUBMISSION_STATES,
 } from "../state/index.js";
 import { EVAL_ERROR_CODES } from "./eval-errors.js";
 import type { EvalPlan } from "./eval-plan.js";
@@ -136,10 +137,11 @@ export async function prepareEval(
       predecessorId: current.run_id,
       secretKey: request.secretKey,
       taskSet: request.taskSet,
-      submissionEvent:
-        submission.state === "completed" || submission.state === "eval_rejected"
-          ? "eval_revalidate"
-          : "eval_issue",
+      submissionEvent: (REVALIDATABLE_SUBMISSION_STATES as readonly string[]).includes(
+        submission.state,
+      )
+        ? "eval_revalidate"
+        : "eval_issue",
     });
     await consumeRevalidation(tx, pending.id, issued.run_id);
     return issued;

@@ -8,7 +8,7 @@ import { HttpError, type Logger, type Sql } from "@platform/challenge-sdk";
 import { openMinerEnv } from "../env/miner-env.js";
 import { verifiedArtifactBytes } from "../review/assignment-artifact.js";
 import { reviewTransaction } from "../review/index.js";
-import type { EvalRunState } from "../state/index.js";
+import { type EvalRunState, PRE_RESULT_EVAL_RUN_STATES } from "../state/index.js";
 import type { EvalPlan } from "./eval-plan.js";
 import { authorizeRun } from "./run-bearer.js";
 import { TELEMETRY_ERROR_CODES } from "./telemetry-session.js";
@@ -59,7 +59,7 @@ export function runEnv(
 ): Promise<{ run_id: string; env: Record<string, string> }> {
   return reviewTransaction(sql, undefined, async (tx) => {
     const run = await authorizeRun(tx, input);
-    if (run.state !== "prepared" && run.state !== "running") {
+    if (!(PRE_RESULT_EVAL_RUN_STATES as readonly string[]).includes(run.state)) {
       throw new HttpError(
         409,
         TELEMETRY_ERROR_CODES.runNotRunning,

@@ -12,7 +12,11 @@ import { randomBytes } from "node:crypto";
 import { HttpError, type Sql } from "@platform/challenge-sdk";
 import { verifySignature } from "@platform/challenge-sdk/signing";
 import { reviewTransaction } from "../review/index.js";
-import { type EvalRunState, transitionEvalRun } from "../state/index.js";
+import {
+  type EvalRunState,
+  PRE_RESULT_EVAL_RUN_STATES,
+  transitionEvalRun,
+} from "../state/index.js";
 import { authorizeRun } from "./run-bearer.js";
 import { telemetrySessionMac } from "./telemetry-auth.js";
 import {
@@ -51,7 +55,7 @@ export async function openTelemetrySession(
   const { grant } = input;
   return reviewTransaction(sql, undefined, async (tx) => {
     const run = await authorizeRun(tx, input);
-    if (run.state !== "prepared" && run.state !== "running") {
+    if (!(PRE_RESULT_EVAL_RUN_STATES as readonly string[]).includes(run.state)) {
       throw new HttpError(
         409,
         TELEMETRY_ERROR_CODES.runNotRunning,
