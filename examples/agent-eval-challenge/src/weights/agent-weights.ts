@@ -19,12 +19,13 @@ export async function agentEvalWeights(
 ): Promise<{ epoch: null; weights: Record<string, number> }> {
   // The latest accepted (verified) result of each submission, then only if it is complete: a
   // newer accepted result replaces an older one even when it earns nothing. Its score comes from
-  // the immutable core; `at` and `id` are what weightsFromScores breaks ties with.
+  // the immutable core; `at` and `id` are what weightsFromScores breaks ties with (it compares
+  // ids as text: zero-padded, the lower submission id still wins).
   const rows = await sql<{ hotkey: string; score: number; at: Date; id: string }[]>`
     select hotkey, score, at, id from (
       select distinct on (e.submission_id)
         s.hotkey, (e.result_core ->> 'score')::float8 as score,
-        e.verified_at as at, e.submission_id::text as id, e.complete
+        e.verified_at as at, lpad(e.submission_id::text, 20, '0') as id, e.complete
       from eval_results e join submissions s on s.id = e.submission_id
       where e.verification ->> 'status' = 'verified'
       order by e.submission_id, e.verified_at desc, e.run_id
