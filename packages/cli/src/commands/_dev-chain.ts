@@ -156,3 +156,73 @@ export function startDevRegistrar(
   void sweep();
   options.lifecycle.onStop(async () => clearInterval(timer));
 }
+
+/** What the watcher reads of `GET /v1/weights/chain`. */
+interface ChainView {
+  last_confirmed: {
+    kind: "set_weights" | "commit";
+    block: { number: number };
+    commit_block?: { number: number };
+    reveal_round?: number;
+    uids: number[];
+  } | null;
+  last_attempt: {
+    kind: string;
+    status: string;
+    reveal_cause?: string;
+    error: string | null;
+    at: string;
+  } | null;
+}
+
+/**
+ * Print what the master's validator does on the dev chain, as it happens: each attempt's status
+ * (a commit sent, committed, not revealed and why) and each confirmed weights (the reveal's
+ * block and the commit's), read from the master's `GET /v1/weights/chain` every `everyMs`. The
+ * master itself logs only errors in dev: this is how `npm start` shows a commit, then its reveal.
+ */
+export function startDevChainWatch(
+  masterUrl: string,
+  options: { lifecycle: DevLifecycle; everyMs?: number; progress: (line: string) => void },
+): void {
+  let attempt = "";
+  let confirmed = 0;
+  let running = false;
+  const look = async () => {
+    if (running) return;
+    running = true;
+    try {
+      const response = await fetch(`${masterUrl}/v1/weights/chain`, {
+        signal: AbortSignal.timeout(5000),
+      }).catch(() => undefined);
+      if (!response?.ok) return;
+      const view = (await response.json().catch(() => null)) as ChainView | null;
+      const last = view?.last_attempt;
+      const key = last ? `${last.at} ${last.status}` : "";
+      if (last && key !== attempt) {
+        attempt = key;
+        const what = last.kind === "commit" ? "commit" : "set_weights";
+        const why = last.reveal_cause ?? last.error;
+        // A revealed commit is printed below, with its blocks.
+        if (last.status !== "revealed" && last.status !== "finalized")
+          options.progress(
+            `chain: the validator's ${what} is ${last.status}${why ? ` (${why})` : ""}`,
+          );
+      }
+      const done = view?.last_confirmed;
+      if (done && done.block.number !== confirmed) {
+        confirmed = done.block.number;
+        options.progress(
+          done.kind === "commit"
+            ? `chain: weights for ${done.uids.length} uid(s) revealed in block #${done.block.number} from the commit in block #${done.commit_block?.number} (drand round ${done.reveal_round})`
+            : `chain: weights for ${done.uids.length} uid(s) set in block #${done.block.number}`,
+        );
+      }
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(() => void look(), options.everyMs ?? 2000);
+  timer.unref();
+  options.lifecycle.onStop(async () => clearInterval(timer));
+}

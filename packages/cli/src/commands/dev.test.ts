@@ -206,6 +206,13 @@ describe("platform dev", () => {
     expect(onChain.last_confirmed?.commit_block?.number).toBeLessThan(
       onChain.last_confirmed?.block.number ?? 0,
     );
+    // And platform dev said so as it happened: the commit, then its reveal.
+    for (let i = 0; i < 10 && !/revealed in block #\d+ from the commit/.test(stderr()); i++)
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(stderr()).toMatch(/\[platform dev\] chain: the validator's commit is committed/);
+    expect(stderr()).toMatch(
+      /\[platform dev\] chain: weights for \d+ uid\(s\) revealed in block #\d+ from the commit in block #\d+ \(drand round \d+\)/,
+    );
     const validatorStatus = await runCli(["validator", "status", "--master", master], { env });
     expect(validatorStatus.stdout).toContain(
       `netuid 1, validator ${ready.chain!.validator_hotkey}`,

@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { devBanner, devReady } from "./_dev-banner.js";
-import { startDevChain, startDevRegistrar } from "./_dev-chain.js";
+import { startDevChain, startDevChainWatch, startDevRegistrar } from "./_dev-chain.js";
 import { discoverChallengeModules, explicitChallenges, loadChallenges } from "./_dev-challenges.js";
 import { claimDevDataDir } from "./_dev-data-dir.js";
 import { DevLifecycle, StopRequested } from "./_dev-lifecycle.js";
@@ -93,7 +93,10 @@ async function runDev(
       checkpoint: () => lifecycle.checkpoint(),
     });
     const started = await startDevChallenges(loaded, { master, dataDir, lifecycle, progress });
-    if (chain) startDevRegistrar(chain, started, { lifecycle, progress });
+    if (chain) {
+      startDevRegistrar(chain, started, { lifecycle, progress });
+      startDevChainWatch(master.url, { lifecycle, progress });
+    }
 
     const stale = await deactivateStale(master, new Set(started.map((item) => item.slug)));
     if (stale.length > 0)
