@@ -187,7 +187,7 @@ export async function createMaster(
   // The passthrough also runs node-native in front of the public app (same answers, faster).
   const nativePassthrough = registerProxyRoutes(context);
   const chain = registerChainRoutes(context);
-  registerDashboardRoutes(context, registerWeightsRoutes(context, chain?.metagraph));
+  registerDashboardRoutes(context, registerWeightsRoutes(context, chain?.metagraph), chain);
   // /livez and /readyz on both listeners, /metrics on the admin one (docs/operations.md).
   registerOperationsRoutes(context, { broker: brokerOf(context) });
 

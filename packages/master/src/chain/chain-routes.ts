@@ -14,6 +14,11 @@ export interface MasterChain {
   client: ChainClient;
   /** Set with PLATFORM_METAGRAPH=chain. */
   metagraph: ChainMetagraph | undefined;
+  /**
+   * Where the master's validator last had its weights confirmed (null before the first;
+   * undefined when it runs none): what the dashboard shows.
+   */
+  lastConfirmed(): Promise<{ block: number; kind: "set_weights" | "commit" } | null | undefined>;
 }
 
 const Block = Type.Object({ number: Type.Integer(), hash: Type.String() });
@@ -251,5 +256,14 @@ export function registerChainRoutes(context: MasterContext): MasterChain | undef
     await loop;
     await client.close();
   });
-  return { client, metagraph };
+  return {
+    client,
+    metagraph,
+    async lastConfirmed() {
+      if (!settings.validatorHotkeyFile) return undefined;
+      if (!validatorHotkey) return null;
+      const view = confirmedView(await submissions.lastConfirmed(settings.netuid, validatorHotkey));
+      return view ? { block: view.block.number, kind: view.kind } : null;
+    },
+  };
 }

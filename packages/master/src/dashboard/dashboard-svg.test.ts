@@ -7,6 +7,7 @@ import {
   DASHBOARD_LAYOUT,
   type DashboardCard,
   type DashboardChallenge,
+  type DashboardModel,
   dashboardSize,
   formatUtc,
   renderDashboardSvg,
@@ -218,6 +219,30 @@ describe("renderDashboardSvg", () => {
     const { texts } = walk(parse(svg));
     expect(texts).toContain("No challenges to show yet");
     expect(texts.some((text) => text.includes("no weights snapshot yet"))).toBe(true);
+    expect(texts.some((text) => text.includes("on chain"))).toBe(false);
+  });
+
+  it("says where the master's weights were last confirmed on chain, when it sets them", () => {
+    const facts = (chain: DashboardModel["chain"]) =>
+      walk(
+        parse(
+          renderDashboardSvg({
+            network: "platform",
+            generated_at: NOW,
+            snapshot: null,
+            ...(chain === undefined ? {} : { chain }),
+            cards: [],
+          }),
+        ),
+      ).texts.join(" ");
+    expect(facts({ block: 1234, kind: "commit" })).toContain(
+      "weights on chain: revealed in block #1234",
+    );
+    expect(facts({ block: 77, kind: "set_weights" })).toContain(
+      "weights on chain: set in block #77",
+    );
+    expect(facts(null)).toContain("no weights confirmed on chain yet");
+    expect(facts(undefined)).not.toContain("on chain");
   });
 });
 

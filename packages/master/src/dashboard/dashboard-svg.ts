@@ -26,7 +26,18 @@ export interface DashboardModel {
   network: string;
   generated_at: Date;
   snapshot: { id: number; computed_at: string; burned: boolean } | null;
+  /**
+   * The master's validator on chain (absent when it runs none): the block where its weights were
+   * last confirmed (a set_weights, or the reveal of a commit), null before the first.
+   */
+  chain?: DashboardChainWeights | null;
   cards: DashboardCard[];
+}
+
+/** Where the master's validator last had its weights confirmed on chain. */
+export interface DashboardChainWeights {
+  block: number;
+  kind: "set_weights" | "commit";
 }
 
 /** The registry fields a card needs. */
@@ -51,7 +62,7 @@ const STATUS_ORDER: Record<ChallengeStatus, number> = {
 export function buildDashboardModel(
   challenges: readonly DashboardChallenge[],
   latest: StoredWeightsSnapshot | null,
-  options: { network: string; now?: Date },
+  options: { network: string; now?: Date; chain?: DashboardChainWeights | null },
 ): DashboardModel {
   const cards = challenges
     .filter((c) => c.status !== "draft")
@@ -83,6 +94,7 @@ export function buildDashboardModel(
     snapshot: latest
       ? { id: latest.id, computed_at: latest.computed_at, burned: latest.burned }
       : null,
+    ...(options.chain === undefined ? {} : { chain: options.chain }),
     cards,
   };
 }
@@ -224,6 +236,14 @@ export function renderDashboardSvg(model: DashboardModel): string {
     );
   } else {
     facts.push("no weights snapshot yet");
+  }
+  if (model.chain === null) facts.push("no weights confirmed on chain yet");
+  else if (model.chain) {
+    facts.push(
+      model.chain.kind === "commit"
+        ? `weights on chain: revealed in block #${model.chain.block}`
+        : `weights on chain: set in block #${model.chain.block}`,
+    );
   }
   const title = `Challenges · ${model.network}`;
   const description = `${facts.join(" · ")}.`;

@@ -121,6 +121,10 @@ describe(`the master's validator under commit-reveal (${backend})`, () => {
       new RegExp(`platform_chain_weights_last_confirmed_block ${confirmed.block.number}\\b`),
     );
     expect((await view()).health_gate).toEqual({ status: "open", grace: GRACE, overridden: false });
+    // The dashboard says where the weights landed (the reveal's block, or a later one's).
+    const svg = await (await t.publicFetch("/v1/challenges/dashboard.svg")).text();
+    const shown = /weights on chain: revealed in block #(\d+)/.exec(svg);
+    expect(Number(shown?.[1])).toBeGreaterThanOrEqual(confirmed.block.number);
   });
 
   it("holds every commit while a challenge with emission fails more collections than the grace", async () => {
