@@ -3,7 +3,8 @@
 // `platform dev` stack) never mix their series. Label values must come from bounded sets: route
 // templates, status codes, registered slugs, outcomes named in code. Never a raw path, a hotkey,
 // an id or anything else a client chooses: every distinct value is a series kept forever.
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { registerProcessMetrics } from "./process-metrics.js";
 
 export { Counter, Gauge, Histogram, Registry };
 
@@ -14,7 +15,8 @@ export const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 export interface MetricsRegistryOptions {
   /**
    * Also collect the process's own metrics (`process_cpu_seconds_total`,
-   * `process_resident_memory_bytes`, `nodejs_eventloop_lag_seconds`, heap, GC...).
+   * `process_resident_memory_bytes`, heap, `nodejs_eventloop_lag_p99_seconds`...), read at
+   * scrape time (process-metrics.ts says why not prom-client's defaults).
    */
   processMetrics?: boolean;
 }
@@ -27,7 +29,7 @@ export interface MetricsRegistryOptions {
  */
 export function createMetricsRegistry(options: MetricsRegistryOptions = {}): Registry {
   const registry = new Registry();
-  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics) registerProcessMetrics(registry);
   return registry;
 }
 
