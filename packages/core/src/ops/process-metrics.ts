@@ -49,7 +49,7 @@ export function registerProcessMetrics(registry: Registry): void {
     help: "Start time of the process since the Unix epoch, in seconds",
     registers,
     collect() {
-      this.set(Math.round(started));
+      this.set(started);
     },
   });
   new Gauge({
