@@ -125,14 +125,19 @@ describe.each(await testBackends())("RunLedger on %s", (backend) => {
 
   it("leases distinct GPU devices across challenges, and reuses them once released", async () => {
     const pool = { maxConcurrent: 10, maxGpus: 2, gpuDevices: ["0", "1", "2"] };
+    // gamma first (were the two bravo runs first, gamma would be the one refused: an order the
+    // test must not depend on), then two runs racing for the one device left.
+    const gamma = await ledger.admit(admission("gamma", { gpus: 2 }), pool);
     const results = await settle([
-      ledger.admit(admission("gamma", { gpus: 2 }), pool),
       ledger.admit(admission("bravo", { gpus: 1 }), pool),
       ledger.admit(admission("bravo", { gpus: 1 }), pool),
     ]);
-    const leased = results
-      .filter((r) => r.status === "fulfilled")
-      .flatMap((r) => (r as PromiseFulfilledResult<{ gpuDevices: string[] }>).value.gpuDevices);
+    const leased = [
+      ...gamma.gpuDevices,
+      ...results
+        .filter((r) => r.status === "fulfilled")
+        .flatMap((r) => (r as PromiseFulfilledResult<{ gpuDevices: string[] }>).value.gpuDevices),
+    ];
     expect(leased.sort()).toEqual(["0", "1", "2"]);
     const refused = results.find((r): r is PromiseRejectedResult => r.status === "rejected")!
       .reason as HttpError;
