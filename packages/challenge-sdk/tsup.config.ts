@@ -2,7 +2,15 @@ import { packageBuild } from "../../tsup.base.ts";
 
 // One entry per public subpath. The entries import each other by the package's own name, so
 // each is built once (one copy of the SDK, and its migrations found from dist/).
-const SUBPATHS = ["jobs", "tasks", "sandbox", "proxy-contract", "signing", "testing"] as const;
+const SUBPATHS = [
+  "jobs",
+  "tasks",
+  "sandbox",
+  "proxy-contract",
+  "signing",
+  "client",
+  "testing",
+] as const;
 
 export default packageBuild({
   entry: {

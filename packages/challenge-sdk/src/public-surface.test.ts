@@ -1,7 +1,8 @@
 // The SDK's public surface, as a challenge author sees it: the main entry holds what every
 // challenge needs and nothing of the master's or the sandbox's, each subpath its own concern,
 // and docs/challenge-sdk.md lists every name of the main entry (with its count), /jobs and
-// /proxy-contract. Names are read with the TypeScript checker, so types count as well as values.
+// /proxy-contract, /signing and /client. Names are read with the TypeScript checker, so types
+// count as well as values.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +20,7 @@ const ENTRIES = {
   sandbox: sdk("sandbox/index.ts"),
   "proxy-contract": sdk("proxy-contract/index.ts"),
   signing: sdk("signing/index.ts"),
+  client: sdk("client/index.ts"),
   testing: sdk("testing/index.ts"),
   core: core("index.ts"),
   "core/testing": core("testing/index.ts"),
@@ -125,6 +127,7 @@ describe("the SDK's main entry", () => {
       "sandbox",
       "proxy-contract",
       "signing",
+      "client",
       "testing",
     ] as const) {
       const shared = exportsOf[entry].filter((name) => exportsOf.main.includes(name));
@@ -143,7 +146,7 @@ describe("the SDK's main entry", () => {
 });
 
 describe("the subpaths", () => {
-  it.each(["jobs", "proxy-contract", "signing"] as const)(
+  it.each(["jobs", "proxy-contract", "signing", "client"] as const)(
     "/%s exports exactly what the docs list",
     (entry) => {
       const docs = documented(`@platform/challenge-sdk/${entry}`);
@@ -163,6 +166,8 @@ describe("the subpaths", () => {
     expect(signing.verifySignature("a grant", signature, pair.address)).toBe(true);
     expect(signing.verifySignature("another grant", signature, pair.address)).toBe(false);
     expect(contract.resolveProxyPath("/v1/a/../b").segments).toEqual(["v1", "b"]);
+    const client = await import("@platform/challenge-sdk/client");
+    expect(client.retryAfterMs("30")).toBe(30_000);
     for (const entry of [
       await import("@platform/challenge-sdk/tasks"),
       await import("@platform/challenge-sdk/sandbox"),
