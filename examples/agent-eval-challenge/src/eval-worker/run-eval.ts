@@ -5,14 +5,14 @@
  * (task.status running), given an attempt whose token carries the container's output lines, run
  * in its own sandboxed container and judged by the checker here, outside the container. Last the
  * result: the trial scores, the event log, a development quote over both, posted as canonical
- * JSON (retried identically while the verifier is unavailable).
+ * JSON (sent again, identically, while the verifier is away).
  *
  * Telemetry is best effort (a refused progress event or attempt is printed, and the trials go
  * on); the plan, the artifact, the session and the result are not.
  */
 import { createHash } from "node:crypto";
 import { availableParallelism, totalmem } from "node:os";
-import { setTimeout as sleep } from "node:timers/promises";
+import { WorkerClientError } from "@platform/challenge-sdk/client";
 import { dockerTaskRunner, TaskError, type TaskRunner } from "@platform/challenge-sdk/tasks";
 import {
   DEV_MEASUREMENT,
@@ -36,7 +36,7 @@ import { evalEventLog } from "./eval-evidence.js";
 import { EVALUATOR, type EvalWorkerSettings } from "./eval-worker-settings.js";
 import { passesToAgent, runTrial, TRIAL_RUN_MARGIN_MS } from "./run-trial.js";
 
-/** How long the result is retried while the verifier is unavailable. */
+/** How long the result is sent again while the verifier is away (no answer, 429, 5xx). */
 export const RESULT_RETRY_BUDGET_MS = 120_000;
 /** Time kept before the run's expiry to build and post the result. */
 const RESULT_RESERVE_MS = 60_000;
@@ -57,7 +57,7 @@ export interface EvalRunOptions {
   log?: (line: string) => void;
   /** The task runner (default: the local Docker engine, images never pulled). */
   runner?: TaskRunner;
-  /** Upper bound of the result's 503 retries, in milliseconds. */
+  /** How long the result is sent again while the verifier is away, in milliseconds. */
   resultRetryBudgetMs?: number;
 }
 
@@ -345,60 +345,42 @@ function telemetryOf(client: EvalVmClient, session: string, say: (line: string) 
   };
 }
 
-/** POST the result; on 503 (or no answer) the identical bytes again, with backoff. */
+/**
+ * POST the result's canonical bytes until a receipt; no answer, 429 or 5xx (the verifier away)
+ * sends the identical bytes again after Retry-After or a backoff, within the budget.
+ */
 async function postResult(
   client: EvalVmClient,
   result: EvalResult,
   say: (line: string) => void,
   budgetMs: number,
 ): Promise<EvalRunResult> {
-  const bytes = canonicalJson(result as unknown as JsonValue);
-  const deadline = Date.now() + budgetMs;
-  let delayMs = 1_000;
-  for (let attempt = 1; ; attempt += 1) {
-    let answer: Awaited<ReturnType<EvalVmClient["result"]>> | null = null;
-    try {
-      answer = await client.result(bytes);
-    } catch (error) {
-      say(`result attempt ${attempt}: no answer (${(error as Error).message})`);
-    }
-    if (answer !== null && (answer.status === 200 || answer.status === 202)) {
-      const receipt = answer.body as {
-        state?: string;
-        verification?: { status?: string; code?: string | null };
-      } | null;
-      const verification = receipt?.verification;
-      say(
-        `result receipted (HTTP ${answer.status}): run ${receipt?.state}, verification ${verification?.status}` +
-          `${verification?.code ? ` (${verification.code})` : ""}`,
-      );
-      return {
-        receipted: true,
-        score: result.result_core.score,
-        outcome: String(verification?.status),
-        state: String(receipt?.state),
-      };
-    }
-    if (answer !== null && answer.status !== 503) {
-      throw new EvalFailure(
-        "result_refused",
-        `the result route answered HTTP ${answer.status} ${brief(answer.body)}`,
-      );
-    }
-    const waitMs = Math.min(
-      answer?.retryAfter != null ? answer.retryAfter * 1000 : delayMs,
-      30_000,
-    );
-    if (Date.now() + waitMs > deadline) {
-      throw new EvalFailure(
-        "result_refused",
-        `the verifier stayed unavailable for ${Math.round(budgetMs / 1000)} s`,
-      );
-    }
-    say(
-      `result attempt ${attempt}: verifier unavailable, the same bytes again in ${Math.round(waitMs / 1000)} s`,
-    );
-    await sleep(waitMs);
-    delayMs = Math.min(delayMs * 2, 30_000);
+  let answer: Awaited<ReturnType<EvalVmClient["result"]>>;
+  try {
+    answer = await client.result(canonicalJson(result as unknown as JsonValue), {
+      budgetMs,
+      onRetry: ({ attempt, waitMs, reason }) =>
+        say(
+          `result attempt ${attempt}: ${reason}; the same bytes again in ${Math.round(waitMs / 1000)} s`,
+        ),
+    });
+  } catch (error) {
+    if (!(error instanceof WorkerClientError)) throw error;
+    throw new EvalFailure("result_refused", error.message);
   }
+  const receipt = answer.body as {
+    state?: string;
+    verification?: { status?: string; code?: string | null };
+  } | null;
+  const verification = receipt?.verification;
+  say(
+    `result receipted (HTTP ${answer.status}): run ${receipt?.state}, verification ${verification?.status}` +
+      `${verification?.code ? ` (${verification.code})` : ""}`,
+  );
+  return {
+    receipted: true,
+    score: result.result_core.score,
+    outcome: String(verification?.status),
+    state: String(receipt?.state),
+  };
 }

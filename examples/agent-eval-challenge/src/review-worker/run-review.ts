@@ -2,13 +2,13 @@
  * One review, start to report: the assignment, its artifact (re-hashed), the rules (checked),
  * the static checks, the planned model request bound before any model connection, the optional
  * model opinion, the evidence and the event log, a development quote over all of it, and the
- * report (retried identically while the verifier is unavailable). A failure before the report is
+ * report (sent again, identically, while the verifier is away). A failure before the report is
  * recorded with the failure route so the assignment does not sit until it expires.
  */
 import { createHash } from "node:crypto";
 import { availableParallelism, totalmem } from "node:os";
-import { setTimeout as sleep } from "node:timers/promises";
 import { readArchive, type ZipFileEntry } from "@platform/challenge-sdk";
+import { WorkerClientError } from "@platform/challenge-sdk/client";
 import {
   DEV_MEASUREMENT,
   loadDevAttestationKey,
@@ -38,7 +38,7 @@ import { MAX_FINDINGS, runStaticChecks, stricterVerdict, verdictOf } from "./sta
 import { type ReviewVmClient, reviewVmClient } from "./vm-client.js";
 import { REVIEWER, type WorkerSettings } from "./worker-settings.js";
 
-/** How long the report is retried while the verifier is unavailable. */
+/** How long the report is sent again while the verifier is away (no answer, 429, 5xx). */
 export const REPORT_RETRY_BUDGET_MS = 120_000;
 
 /** The reason codes the worker records with the failure route. */
@@ -53,7 +53,7 @@ export type FailureReason =
 export interface RunOptions {
   /** Where each step's line goes (default: stdout). */
   log?: (line: string) => void;
-  /** Upper bound of the report's 503 retries, in milliseconds. */
+  /** How long the report is sent again while the verifier is away, in milliseconds. */
   reportRetryBudgetMs?: number;
 }
 
@@ -295,7 +295,10 @@ function summarize(
   return `${verdict} by ${REVIEWER.name} ${REVIEWER.version}: ${found}; model: ${model ?? "not configured"}`;
 }
 
-/** POST the envelope; on 503 (or no answer) the identical envelope again, with backoff. */
+/**
+ * POST the envelope until a receipt; no answer, 429 or 5xx (the verifier away) sends the
+ * identical envelope again after Retry-After or a backoff, within the budget.
+ */
 async function postReport(
   client: ReviewVmClient,
   envelope: ReviewEnvelope,
@@ -303,54 +306,32 @@ async function postReport(
   say: (line: string) => void,
   budgetMs: number,
 ): Promise<RunResult> {
-  const deadline = Date.now() + budgetMs;
-  let delayMs = 1_000;
-  for (let attempt = 1; ; attempt += 1) {
-    let answer: Awaited<ReturnType<ReviewVmClient["report"]>> | null = null;
-    try {
-      answer = await client.report(envelope);
-    } catch (error) {
-      say(`report attempt ${attempt}: no answer (${(error as Error).message})`);
-    }
-    if (answer !== null && (answer.status === 200 || answer.status === 202)) {
-      const receipt = answer.body as {
-        state?: string;
-        verification?: { status?: string; outcome?: string; code?: string | null };
-      };
-      const verification = receipt?.verification;
-      say(
-        `report receipted (HTTP ${answer.status}): assignment ${receipt?.state}, verification ${verification?.status}` +
-          `${verification?.code ? ` (${verification.code})` : ""}, outcome ${verification?.outcome}`,
-      );
-      return {
-        receipted: true,
-        verdict,
-        outcome: String(verification?.outcome),
-        state: String(receipt?.state),
-      };
-    }
-    if (answer !== null && answer.status !== 503) {
-      throw new ReviewFailure(
-        "report_refused",
-        `the report route answered HTTP ${answer.status} ${JSON.stringify(answer.body)?.slice(0, 300)}`,
-      );
-    }
-    const waitMs = Math.min(
-      answer?.retryAfter !== null && answer?.retryAfter !== undefined
-        ? answer.retryAfter * 1000
-        : delayMs,
-      30_000,
-    );
-    if (Date.now() + waitMs > deadline) {
-      throw new ReviewFailure(
-        "report_refused",
-        `the verifier stayed unavailable for ${Math.round(budgetMs / 1000)} s`,
-      );
-    }
-    say(
-      `report attempt ${attempt}: verifier unavailable, the same envelope again in ${Math.round(waitMs / 1000)} s`,
-    );
-    await sleep(waitMs);
-    delayMs = Math.min(delayMs * 2, 30_000);
+  let answer: Awaited<ReturnType<ReviewVmClient["report"]>>;
+  try {
+    answer = await client.report(envelope, {
+      budgetMs,
+      onRetry: ({ attempt, waitMs, reason }) =>
+        say(
+          `report attempt ${attempt}: ${reason}; the same envelope again in ${Math.round(waitMs / 1000)} s`,
+        ),
+    });
+  } catch (error) {
+    if (!(error instanceof WorkerClientError)) throw error;
+    throw new ReviewFailure("report_refused", error.message);
   }
+  const receipt = answer.body as {
+    state?: string;
+    verification?: { status?: string; outcome?: string; code?: string | null };
+  } | null;
+  const verification = receipt?.verification;
+  say(
+    `report receipted (HTTP ${answer.status}): assignment ${receipt?.state}, verification ${verification?.status}` +
+      `${verification?.code ? ` (${verification.code})` : ""}, outcome ${verification?.outcome}`,
+  );
+  return {
+    receipted: true,
+    verdict,
+    outcome: String(verification?.outcome),
+    state: String(receipt?.state),
+  };
 }
