@@ -1,10 +1,12 @@
 /**
  * The miner's side of the agent-eval interface: where the challenge is (its own URL, or a
- * master's `/challenges/agent-eval`), and requests signed with the miner's hotkey. Refusals
- * become a `MinerError` with the challenge's stable code and message, so every step can say
- * plainly what went wrong.
+ * master's `/challenges/agent-eval`), and requests signed with the miner's hotkey (the SDK's
+ * worker client signs each one). Refusals become a `MinerError` with the challenge's stable
+ * code and message, so every step can say plainly what went wrong. Nothing signed is sent
+ * twice: a submission that got no answer may have been stored.
  */
-import { type Sr25519Keypair, signRequest } from "@platform/challenge-sdk/signing";
+import { createWorkerClient, WorkerClientError } from "@platform/challenge-sdk/client";
+import type { Sr25519Keypair } from "@platform/challenge-sdk/signing";
 
 export const CHALLENGE_SLUG = "agent-eval";
 
@@ -35,6 +37,7 @@ export interface ChallengeClient {
   get<T>(url: string): Promise<T | null>;
 }
 
+const SIGNED_TIMEOUT_MS = 120_000;
 const trimmed = (url: string) => url.replace(/\/+$/, "");
 
 async function json(url: string): Promise<unknown> {
@@ -90,43 +93,44 @@ export async function connect(url: string, pair: Sr25519Keypair): Promise<Challe
       `neither a master proxying agent-eval nor the challenge itself answers at ${given}: is it running? (npm start)`,
     );
   }
+  const challenge = createWorkerClient({
+    baseUrl: base,
+    auth: { signer: pair, slug: CHALLENGE_SLUG },
+    // An agent ZIP is uploaded within the attempt: room for a slow link.
+    timeoutMs: SIGNED_TIMEOUT_MS,
+  });
   return {
     base,
     master: viaMaster,
     internal,
-    async signed<T>(method: "GET" | "POST" | "PUT", path: string, body?: unknown) {
-      const target = `${base}${path}`;
-      const text = body === undefined ? undefined : JSON.stringify(body);
-      const headers: Record<string, string> = {
-        ...signRequest(pair, { method, url: target, body: text ?? "", slug: CHALLENGE_SLUG }),
-        ...(text === undefined ? {} : { "content-type": "application/json" }),
-      };
-      return answerOf<T>(await fetch(target, { method, headers, body: text }), `${method} ${path}`);
-    },
+    signed: <T>(method: "GET" | "POST" | "PUT", path: string, body?: unknown) =>
+      asMinerError(() =>
+        challenge.sendJson<T>(method, path, body === undefined ? {} : { json: body }),
+      ),
     async get<T>(target: string) {
-      const response = await fetch(target);
-      if (response.status === 404) return null;
-      return answerOf<T>(response, `GET ${target}`);
+      const url = new URL(target);
+      const answer = await asMinerError(() =>
+        createWorkerClient({ baseUrl: url.origin }).send<T>("GET", url.pathname + url.search),
+      );
+      if (answer.status === 404) return null;
+      if (!answer.ok) {
+        throw new MinerError(
+          `GET ${target} answered ${answer.status}${answer.code ? ` ${answer.code}` : ""}: ${answer.detail}`,
+          answer.code,
+          answer.status,
+        );
+      }
+      return answer.body as T;
     },
   };
 }
 
-async function answerOf<T>(response: Response, what: string): Promise<T> {
-  const text = await response.text();
-  if (response.ok) return (text === "" ? null : JSON.parse(text)) as T;
-  let code: string | null = null;
-  let detail = text.slice(0, 300);
+/** The worker client's errors (a refusal, no answer) as the miner's own. */
+async function asMinerError<T>(request: () => Promise<T>): Promise<T> {
   try {
-    const body = JSON.parse(text) as { code?: unknown; detail?: unknown };
-    if (typeof body.code === "string") code = body.code;
-    if (typeof body.detail === "string") detail = body.detail;
-    else if (body.detail !== undefined) detail = JSON.stringify(body.detail).slice(0, 300);
-  } catch {
-    // not JSON: the text itself is the best description
+    return await request();
+  } catch (error) {
+    if (!(error instanceof WorkerClientError)) throw error;
+    throw new MinerError(error.message, error.code, error.status);
   }
-  throw new MinerError(
-    `${what} answered ${response.status}${code ? ` ${code}` : ""}: ${detail}`,
-    code,
-    response.status,
-  );
 }
