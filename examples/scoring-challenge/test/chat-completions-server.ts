@@ -6,6 +6,8 @@ import type { AddressInfo } from "node:net";
 /** One request as received, after validation. */
 export interface ReceivedRequest {
   path: string;
+  /** When it arrived (Date.now()). */
+  at: number;
   authorization: string | undefined;
   body: ChatRequest;
 }
@@ -27,7 +29,13 @@ export interface ChatRequest {
 export type Reply =
   | { kind: "verdict"; arguments: string; finishReason?: string }
   | { kind: "content"; text: string }
-  | { kind: "raw"; status: number; body: string; contentType?: string }
+  | {
+      kind: "raw";
+      status: number;
+      body: string;
+      contentType?: string;
+      headers?: Record<string, string>;
+    }
   | { kind: "hang" };
 
 /** A running fake provider. */
@@ -69,7 +77,12 @@ export async function startChatServer(
       return;
     }
     const request = JSON.parse(body) as ChatRequest;
-    requests.push({ path: req.url ?? "", authorization: req.headers.authorization, body: request });
+    requests.push({
+      path: req.url ?? "",
+      at: Date.now(),
+      authorization: req.headers.authorization,
+      body: request,
+    });
     const reply = replies[Math.min(served, replies.length - 1)] ?? {
       kind: "content",
       text: "no script",
@@ -81,7 +94,10 @@ export async function startChatServer(
       return;
     }
     if (reply.kind === "raw") {
-      res.writeHead(reply.status, { "content-type": reply.contentType ?? "application/json" });
+      res.writeHead(reply.status, {
+        "content-type": reply.contentType ?? "application/json",
+        ...reply.headers,
+      });
       res.end(reply.body);
       return;
     }

@@ -2,7 +2,18 @@
  * One forced tool call to an OpenAI-compatible chat-completions server: the request, the
  * timeout, one retry, and every way the answer can be unusable, each reported as a sentence.
  * Nothing here decides allow or deny; it only returns a validated verdict or says why not.
+ *
+ * The request goes through the SDK's worker client, and which statuses are worth another try
+ * and how long to wait (Retry-After, else a backoff) are the SDK's policy. The loop stays here,
+ * not in `deliver`: every ask is a paid completion, so it is bounded by a count, and an answer
+ * with an unreadable verdict is asked again too, which no status can say.
  */
+import {
+  backoffDelayMs,
+  createWorkerClient,
+  isRetryableStatus,
+  WorkerClientError,
+} from "@platform/challenge-sdk/client";
 import { parseVerdict, VERDICT_TOOL_NAME, type Verdict, verdictTool } from "./verdict.js";
 
 /** Where and how to ask. */
@@ -21,7 +32,7 @@ export interface ChatRequestOptions {
   retries?: number;
   /** Completion tokens the verdict may use (default 8192: a cut verdict is a held bundle). */
   maxTokens?: number;
-  /** Pause before a retry (default 1 s). */
+  /** Pause before a retry, with jitter (default 1 s); a provider's Retry-After wins. */
   retryDelayMs?: number;
   signal?: AbortSignal;
 }
@@ -33,14 +44,16 @@ export type ChatAnswer =
 
 // A provider answer larger than this is not a verdict: stop reading.
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
-// Statuses worth a second try; any other 4xx (bad key, bad request) will answer the same again.
-const RETRYABLE_STATUS = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
+// A provider that asks for a longer wait than this is not waited for: the bundle is held.
+const MAX_RETRY_AFTER_MS = 30_000;
 
 interface Attempt {
   ok: boolean;
   verdict?: Verdict;
   problem?: string;
   retryable: boolean;
+  /** The wait the provider's Retry-After asked for. */
+  retryAfterMs?: number | null;
 }
 
 /** Ask `provider` for a verdict on `system` + `user`, forcing the verdict tool call. */
@@ -53,7 +66,13 @@ export async function requestVerdict(
   let last: Attempt = { ok: false, problem: "no attempt made", retryable: false };
   let attempts = 0;
   for (let attempt = 0; attempt <= retries; attempt++) {
-    if (attempt > 0) await sleep(options.retryDelayMs ?? 1000, options.signal);
+    if (attempt > 0) {
+      const waitMs =
+        last.retryAfterMs ??
+        backoffDelayMs(attempt, { initialDelayMs: options.retryDelayMs ?? 1000 });
+      if (waitMs > MAX_RETRY_AFTER_MS) break;
+      await sleep(waitMs, options.signal);
+    }
     if (options.signal?.aborted) break;
     attempts++;
     last = await attemptOnce(provider, messages, options);
@@ -88,47 +107,45 @@ async function attemptOnce(
   options: ChatRequestOptions,
 ): Promise<Attempt> {
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
-  const url = `${provider.baseUrl.replace(/\/+$/, "")}/chat/completions`;
-  let status: number;
-  let text: string;
+  const client = createWorkerClient({
+    baseUrl: provider.baseUrl,
+    auth: { bearer: provider.apiKey },
+    timeoutMs,
+    maxResponseBytes: MAX_RESPONSE_BYTES,
+  });
+  let answer: Awaited<ReturnType<typeof client.send>>;
   try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${provider.apiKey}`,
-        "content-type": "application/json",
-        accept: "application/json",
-      },
-      body: JSON.stringify(chatRequestBody(provider.model, messages, options.maxTokens)),
-      signal,
-      redirect: "error",
+    answer = await client.send("POST", "/chat/completions", {
+      json: chatRequestBody(provider.model, messages, options.maxTokens),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
-    status = response.status;
-    text = await readCapped(response);
   } catch (error) {
-    if (timeout.aborted) {
+    if (!(error instanceof WorkerClientError)) throw error;
+    if (error.kind === "timeout") {
       return {
         ok: false,
         problem: `the LLM provider did not answer within ${timeoutMs / 1000} s`,
         retryable: true,
       };
     }
-    if (options.signal?.aborted)
+    if (error.kind === "aborted") {
       return { ok: false, problem: "the review was cancelled", retryable: false };
+    }
+    const why = error.kind === "too_large" ? error.message : describe(error.cause ?? error);
     return {
       ok: false,
-      problem: `the LLM provider could not be reached: ${describe(error)}`,
+      problem: `the LLM provider could not be reached: ${why}`,
       retryable: true,
     };
   }
 
-  if (status < 200 || status >= 300) {
+  const text = answer.bytes.toString("utf8");
+  if (!answer.ok) {
     return {
       ok: false,
-      problem: `the LLM provider answered HTTP ${status}${providerMessage(text)}`,
-      retryable: RETRYABLE_STATUS.has(status),
+      problem: `the LLM provider answered HTTP ${answer.status}${answer.detail ? `: ${clip(answer.detail)}` : ""}`,
+      retryable: isRetryableStatus(answer.status),
+      retryAfterMs: answer.retryAfterMs,
     };
   }
   let body: unknown;
@@ -193,34 +210,6 @@ export function verdictFromCompletion(body: unknown): Attempt {
     };
   }
   return { ok: true, verdict: parsed.verdict, retryable: false };
-}
-
-async function readCapped(response: Response): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > MAX_RESPONSE_BYTES) {
-      await reader.cancel();
-      throw new Error(`the answer is larger than ${MAX_RESPONSE_BYTES} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function providerMessage(text: string): string {
-  try {
-    const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-    if (typeof message === "string") return `: ${clip(message)}`;
-  } catch {
-    // Not JSON: fall through to the raw text.
-  }
-  return text ? `: ${clip(text)}` : "";
 }
 
 function describe(error: unknown): string {

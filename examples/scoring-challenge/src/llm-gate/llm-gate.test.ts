@@ -202,6 +202,48 @@ describe("the LLM gate against a chat-completions server", () => {
       expect(result.message).toContain("HTTP 401: Incorrect API key provided");
   });
 
+  it("waits what a 429's Retry-After asks before its retry", async () => {
+    const limited = JSON.stringify({ error: { message: "rate limit reached" } });
+    server.script(
+      { kind: "raw", status: 429, body: limited, headers: { "retry-after": "1" } },
+      { kind: "verdict", arguments: verdictArguments(allow) },
+    );
+    expect(await createLlmGate(options).review(bundle)).toMatchObject({
+      outcome: "allow",
+      attempts: 2,
+    });
+    const [first, second] = server.requests;
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(950);
+  });
+
+  it("holds at once when Retry-After asks for longer than a review waits", async () => {
+    server.script({
+      kind: "raw",
+      status: 429,
+      body: JSON.stringify({ error: { message: "quota exhausted" } }),
+      headers: { "retry-after": "3600" },
+    });
+    const result = await createLlmGate(options).review(bundle);
+    expect(result).toMatchObject({
+      outcome: "held",
+      attempts: 1,
+      message:
+        "held: the LLM review could not decide (the LLM provider answered HTTP 429: quota exhausted)",
+    });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("never puts the API key in what it reports, even when the provider echoes it", async () => {
+    server.script({
+      kind: "raw",
+      status: 400,
+      body: JSON.stringify({ error: { message: `bad request for key ${server.apiKey}` } }),
+    });
+    const result = await createLlmGate(options).review(bundle);
+    expect(result).toMatchObject({ outcome: "held", attempts: 1 });
+    expect(JSON.stringify(result)).not.toContain(server.apiKey);
+  });
+
   it("holds when the provider does not answer in time (each attempt timed out)", async () => {
     server.script({ kind: "hang" });
     const started = Date.now();
