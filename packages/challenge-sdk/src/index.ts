@@ -21,6 +21,8 @@ export {
 } from "@platform/core";
 // Schemas are written with the SDK's own TypeBox, so authors never mix two copies.
 export { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
+// Counting a miner's accepted submissions in the transaction that accepts them.
+export { acceptWithinLimit } from "./accept-within-limit.js";
 // Reading an uploaded ZIP safely: both reference challenges take one from miners.
 export {
   type ReadZipOptions,
@@ -41,6 +43,8 @@ export { type ChallengeSettings, ConfigError, type ConfigOf } from "./challenge-
 export type { ChallengeDefinition } from "./challenge-definition.js";
 export type { ChallengeInstance, StartOptions } from "./challenge-instance.js";
 export type { ChallengeRouteInfo, ChallengeRouter } from "./challenge-router.js";
+// The database's clock: expiries and windows decided by it agree across replicas.
+export { databaseNow } from "./database-now.js";
 export { type Challenge, defineChallenge } from "./define-challenge.js";
 export { normalizeWeights } from "./normalize-weights.js";
 export type { RateLimitRule } from "./rate-limit.js";

@@ -22,7 +22,11 @@ describe.each(await testBackends())("rate limits on %s", (backend) => {
     expect((await take("a")).ok).toBe(true);
     expect((await take("a")).ok).toBe(true);
     const refused = await take("a");
-    expect(refused).toEqual({ ok: false, retryAfterSeconds: expect.any(Number) });
+    expect(refused).toEqual({
+      ok: false,
+      retryAfterSeconds: expect.any(Number),
+      nextAllowedAt: expect.any(Date),
+    });
     if (!refused.ok) {
       expect(refused.retryAfterSeconds).toBeGreaterThan(3500);
       expect(refused.retryAfterSeconds).toBeLessThanOrEqual(3600);

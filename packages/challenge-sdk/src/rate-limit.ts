@@ -11,8 +11,13 @@ export interface RateLimitRule {
   bucket?: string;
 }
 
-/** Outcome of {@link takeRateLimit}: a slot (give it back with `releaseRateLimit`) or a wait. */
-export type RateLimitResult = { ok: true; slot: string } | { ok: false; retryAfterSeconds: number };
+/**
+ * Outcome of {@link takeRateLimit}: a slot (give it back with `releaseRateLimit`), or when the
+ * oldest counted hit leaves the window (as a time, and as whole seconds from now, at least 1).
+ */
+export type RateLimitResult =
+  | { ok: true; slot: string }
+  | { ok: false; retryAfterSeconds: number; nextAllowedAt: Date };
 
 /** What {@link takeRateLimit} counts: one key (a hotkey) in one bucket. */
 export interface RateLimitTake {
@@ -35,7 +40,8 @@ export function checkRateLimitRule(rule: RateLimitRule): void {
 /**
  * Take one slot of a sliding-window limit, atomically: one upsert locks the (bucket, key) row,
  * drops hits older than the window and appends this one only while fewer than `limit` remain.
- * Times are the database's, so replicas with skewed clocks agree.
+ * Times are the database's, so replicas with skewed clocks agree. Inside a transaction the row
+ * stays locked until it ends, and a rollback takes the hit back (see `acceptWithinLimit`).
  * @example const r = await takeRateLimit(sql, { bucket: "uploads", key: hotkey, limit: 1, windowSeconds: 10_800 });
  */
 export async function takeRateLimit(sql: Queryable, take: RateLimitTake): Promise<RateLimitResult> {
@@ -57,14 +63,19 @@ export async function takeRateLimit(sql: Queryable, take: RateLimitTake): Promis
       ) < ${take.limit}::int
     returning now()::text as slot`;
   if (taken[0]) return { ok: true, slot: taken[0].slot };
-  const [wait] = await sql<{ seconds: number | null }[]>`
+  const [wait] = await sql<{ seconds: number | null; next: Date | null; now: Date }[]>`
     select ceil(extract(epoch from (
-      min(t) + make_interval(secs => ${window}::double precision) - now()
-    )))::int as seconds
+             min(t) + make_interval(secs => ${window}::double precision) - now()
+           )))::int as seconds,
+           min(t) + make_interval(secs => ${window}::double precision) as next,
+           now() as now
     from sdk_rate_limits as r, unnest(r.hits) as t
     where r.bucket = ${take.bucket} and r.hotkey = ${take.key}
       and t > now() - make_interval(secs => ${window}::double precision)`;
-  return { ok: false, retryAfterSeconds: Math.max(1, wait?.seconds ?? 1) };
+  const retryAfterSeconds = Math.max(1, wait?.seconds ?? 1);
+  // No live hit left (only possible if the row changed between the two statements): say "now".
+  const nextAllowedAt = wait?.next ?? wait?.now ?? new Date();
+  return { ok: false, retryAfterSeconds, nextAllowedAt };
 }
 
 /** Give back a slot from {@link takeRateLimit} (the request it paid for failed). */
