@@ -94,12 +94,13 @@ export const SubmissionListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** A 429 of the submission window: when the hotkey may submit again. */
+/** A 429 of the submission window: when the hotkey may submit again (also in Retry-After). */
 export const RateLimitedResponse = Type.Object(
   {
     detail: Type.String(),
     code: Type.Literal("submission_rate_limited"),
     next_allowed_at: Timestamp,
+    retry_after_seconds: Type.Integer({ minimum: 1 }),
   },
   { title: "RateLimitedResponse" },
 );

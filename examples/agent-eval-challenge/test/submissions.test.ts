@@ -1,5 +1,5 @@
 // The submission routes on both backends: signed and bridged uploads, the server's own hash,
-// the per-hotkey window (429 with next_allowed_at), duplicates (409), bad artifacts, the list,
+// the per-hotkey window (429 with next_allowed_at; racing and refused submissions), duplicates (409), bad artifacts, the list,
 // and rule 1 (storing starts nothing).
 import { createHash } from "node:crypto";
 import {
@@ -78,10 +78,40 @@ describe.each(await testBackends())("agent-eval submissions on %s", (backend) =>
     const next = Date.parse(body["next_allowed_at"]!);
     expect(next - Date.now()).toBeGreaterThan(3 * 3600 * 1000 - 60_000);
     expect(next - Date.now()).toBeLessThanOrEqual(3 * 3600 * 1000);
+    const retryAfter = Number(second.headers.get("retry-after"));
+    expect(body["retry_after_seconds"]).toBe(retryAfter);
+    expect(retryAfter).toBeGreaterThan(3 * 3600 - 60);
     const after = await t.sql<{ n: number }[]>`select count(*)::int as n from submissions`;
     expect(after[0]!.n).toBe(before[0]!.n);
     // Another hotkey is not limited by this one's window.
     expect((await submit(submitBody(agentZip()), await createMinerKey())).status).toBe(201);
+  });
+
+  it("racing submissions of one hotkey, signed and bridged at once: exactly one is accepted", async () => {
+    const miner = await createMinerKey();
+    const answers = await Promise.all([
+      submit(submitBody(agentZip()), miner),
+      submit(submitBody(agentZip()), miner),
+      bridge(agentZip(), miner.hotkey),
+      bridge(agentZip(), miner.hotkey),
+    ]);
+    const statuses = answers.map((response) => response.status).sort();
+    expect(statuses).toEqual([201, 429, 429, 429]);
+    const rows = await t.sql`select id from submissions where hotkey = ${miner.hotkey}`;
+    expect(rows).toHaveLength(1);
+  });
+
+  it("a refused submission does not use the hotkey's window", async () => {
+    const miner = await createMinerKey();
+    const taken = agentZip();
+    expect((await submit(submitBody(taken), await createMinerKey())).status).toBe(201);
+    // Refused in the accepting transaction (the bytes were submitted before), or before it (not
+    // a ZIP): neither counts, so the hotkey's real submission is still accepted.
+    expect((await submit(submitBody(taken), miner)).status).toBe(409);
+    expect((await submit(submitBody(Buffer.from("not a zip")), miner)).status).toBe(400);
+    expect((await bridge(taken, miner.hotkey)).status).toBe(409);
+    expect((await submit(submitBody(agentZip()), miner)).status).toBe(201);
+    expect((await submit(submitBody(agentZip()), miner)).status).toBe(429);
   });
 
   it("the same ZIP twice is 409 duplicate_artifact, whoever submits it", async () => {
@@ -209,9 +239,10 @@ describe.each(await testBackends())("agent-eval submissions on %s", (backend) =>
     const first = (await (await bridge(agentZip(), miner.hotkey, "bot.zip")).json()) as {
       id: number;
     };
-    // The bridge shares the window with the signed route: the second upload waits for it.
-    await t.sql`update hotkey_submission_windows set accepted_at = now() - interval '4 hours',
-                next_allowed_at = now() - interval '1 hour' where hotkey = ${miner.hotkey}`;
+    // The bridge shares the window with the signed route: the second upload waits for it (here
+    // the first acceptance is moved 4 h back, by the database's clock).
+    await t.sql`update sdk_rate_limits set hits = array[now() - interval '4 hours']
+                where bucket = 'agent-eval submissions' and hotkey = ${miner.hotkey}`;
     const second = (await (await bridge(agentZip(), miner.hotkey, "bot.zip")).json()) as {
       id: number;
       version: number;

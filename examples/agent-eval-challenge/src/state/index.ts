@@ -57,11 +57,6 @@ export {
   type SubmissionState,
 } from "./submission-states.js";
 export {
-  reserveSubmissionWindow,
-  SUBMISSION_WINDOW_SECONDS,
-  type SubmissionWindowReservation,
-} from "./submission-window.js";
-export {
   type AssignmentRecords,
   type EvalRunRecords,
   type MirroredTransitionResult,

@@ -1,15 +1,22 @@
 /**
- * Submissions in the database: the insert that stores one (with its submission-window
- * reservation and its first status event, in one transaction: none exists without the others)
- * and the reads of the submission routes. Rule 1: storing starts nothing.
+ * Submissions in the database: the insert that stores one (with its count against the hotkey's
+ * submission window and its first status event, in one transaction: none exists without the
+ * others) and the reads of the submission routes. Rule 1: storing starts nothing.
  */
-import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
+import {
+  acceptWithinLimit,
+  HttpError,
+  type Sql,
+  type TransactionSql,
+} from "@platform/challenge-sdk";
 import {
   publicSubmissionStatus,
   recordSubmissionReceived,
-  reserveSubmissionWindow,
   type SubmissionState,
 } from "../state/index.js";
+
+/** The count of a hotkey's accepted submissions (migration 0008 carried the old windows into it). */
+const SUBMISSION_BUCKET = "agent-eval submissions";
 
 /** What the SubmissionResponse and SubmissionListItem records are built from. */
 interface SubmissionRow {
@@ -45,8 +52,9 @@ export interface NewSubmission {
 /**
  * Store `input` and answer its record: 409 `duplicate_artifact` when the same ZIP bytes were
  * submitted before (by anyone), 429 `submission_rate_limited` with `next_allowed_at` inside the
- * hotkey's window. Both are decided by the database (a unique hash, a locked window row), so two
- * concurrent requests cannot both pass.
+ * hotkey's window. Both are decided by the database (a unique hash, the SDK's count row locked
+ * by this transaction), so two concurrent requests cannot both pass, and a refused one (409, or
+ * any failure before commit) leaves the hotkey's window as it was.
  */
 export async function storeSubmission(sql: Sql, input: NewSubmission) {
   const id = await sql.begin(async (tx) => {
@@ -62,20 +70,13 @@ export async function storeSubmission(sql: Sql, input: NewSubmission) {
     // A concurrent request stored the same bytes between the check and the insert.
     if (!row) throw duplicateArtifact(null);
     if (input.windowSeconds > 0) {
-      const window = await reserveSubmissionWindow(tx, {
-        hotkey: input.hotkey,
-        submissionId: row.id,
+      await acceptWithinLimit(tx, {
+        bucket: SUBMISSION_BUCKET,
+        key: input.hotkey,
+        limit: 1,
         windowSeconds: input.windowSeconds,
+        code: "submission_rate_limited",
       });
-      if (!window.reserved) {
-        const next = window.nextAllowedAt.toISOString();
-        throw new HttpError(
-          429,
-          "submission_rate_limited",
-          `one submission per hotkey every ${input.windowSeconds} s: the next is allowed at ${next}`,
-          { extra: { next_allowed_at: next } },
-        );
-      }
     }
     await recordSubmissionReceived(tx, row.id, "miner");
     return row.id;

@@ -1,6 +1,7 @@
 // Races, on both databases: on PostgreSQL the writers really overlap (a blocker holds the row
-// until every contender waits on it, or a barrier holds them all inside their transactions); on
-// PGlite, which is one session, they queue, and the same guarantees must hold.
+// until every contender waits on it); on PGlite, which is one session, they queue, and the same
+// guarantees must hold.
+import { randomBytes } from "node:crypto";
 import { HttpError, type Sql } from "@platform/challenge-sdk";
 import { testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,13 +9,14 @@ import {
   type AssignmentEvent,
   type AssignmentRecords,
   appendStatusEvent,
-  reserveSubmissionWindow,
   transitionAssignment,
 } from "../../src/state/index.js";
+import { storeSubmission } from "../../src/submissions/submission-store.js";
 import {
   agentEvalDatabase,
   insertSubmission,
   seedAssignment,
+  sha256Hex,
   statusEvents,
 } from "../agent-eval-database.js";
 
@@ -28,20 +30,6 @@ async function waitForLockWaiters(sql: Sql, count: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error(`never saw ${count} lock waiters`);
-}
-
-/** Resolves once `parties` callers have arrived. */
-function barrier(parties: number): () => Promise<void> {
-  let arrived = 0;
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return () => {
-    arrived += 1;
-    if (arrived === parties) open();
-    return opened;
-  };
 }
 
 describe.each(await testBackends())("concurrent state changes on %s", (backend) => {
@@ -158,45 +146,64 @@ describe.each(await testBackends())("concurrent state changes on %s", (backend) 
 
   it("accepts one submission per hotkey per window, however many arrive at once", async () => {
     const hotkey = `5Window${backend}`;
-    const parties = 3;
-    // On PostgreSQL all three transactions have inserted their submission before any reserves.
-    const arrive = backend === "postgres" ? barrier(parties) : async () => {};
-    const attempt = () =>
-      sql.begin(async (tx) => {
-        const submissionId = await insertSubmission(tx, { hotkey });
-        await arrive();
-        const reservation = await reserveSubmissionWindow(tx, { hotkey, submissionId });
-        if (!reservation.reserved) {
-          throw new HttpError(429, "rate_limited", "one submission per window", {
-            extra: { next_allowed_at: reservation.nextAllowedAt.toISOString() },
-          });
-        }
-        return submissionId;
+    const windowSeconds = 3 * 60 * 60;
+    const submit = () => {
+      const artifact = Buffer.concat([Buffer.from("PK\x03\x04"), randomBytes(16)]);
+      return storeSubmission(sql, {
+        hotkey,
+        name: "agent",
+        filename: "agent.zip",
+        via: "signed",
+        artifact,
+        sha256: sha256Hex(artifact),
+        windowSeconds,
       });
-    const outcomes = await Promise.allSettled(Array.from({ length: parties }, attempt));
-    const accepted = outcomes.filter((o) => o.status === "fulfilled");
-    expect(accepted).toHaveLength(1);
-    for (const o of outcomes) {
-      if (o.status === "rejected") expect((o.reason as HttpError).status).toBe(429);
+    };
+    const race = () => Promise.allSettled([submit(), submit()]);
+    let outcomes: PromiseSettledResult<unknown>[];
+    if (backend === "postgres") {
+      // The hotkey's count row exists (one acceptance long out of the window); a blocker holds
+      // it until both contenders have stored their submission and wait on it, then lets them go.
+      await sql`insert into sdk_rate_limits (bucket, hotkey, hits, window_seconds)
+        values ('agent-eval submissions', ${hotkey}, array[now() - interval '4 hours'], ${windowSeconds})`;
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const blocker = sql.begin(async (tx) => {
+        await tx`select 1 from sdk_rate_limits
+                 where bucket = 'agent-eval submissions' and hotkey = ${hotkey} for update`;
+        await released;
+      });
+      const racing = race();
+      try {
+        await waitForLockWaiters(sql, 2);
+      } finally {
+        release();
+      }
+      await blocker;
+      outcomes = await racing;
+    } else {
+      outcomes = await race();
     }
+    expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+    for (const o of outcomes) {
+      if (o.status === "rejected") {
+        expect(o.reason).toMatchObject({ status: 429, code: "submission_rate_limited" });
+      }
+    }
+    // The refused one stored nothing: no submission, no second count (the expired one is gone).
     const rows = await sql`select id from submissions where hotkey = ${hotkey}`;
     expect(rows).toHaveLength(1);
-    // After the window, the hotkey may submit again.
-    const later = new Date(Date.now() + 3 * 60 * 60 * 1000 + 1000);
-    const again = await sql.begin(async (tx) => {
-      const submissionId = await insertSubmission(tx, { hotkey });
-      return reserveSubmissionWindow(tx, { hotkey, submissionId, now: later });
-    });
-    expect(again.reserved).toBe(true);
-    // Just before the end of that new window, it may not.
-    const tooSoon = await sql.begin(async (tx) => {
-      const submissionId = await insertSubmission(tx, { hotkey });
-      return reserveSubmissionWindow(tx, {
-        hotkey,
-        submissionId,
-        now: new Date(later.getTime() + 3 * 60 * 60 * 1000 - 1000),
-      });
-    });
-    expect(tooSoon).toEqual({ reserved: false, nextAllowedAt: again.nextAllowedAt });
+    const [count] = await sql<{ hits: number }[]>`
+      select cardinality(hits) as hits from sdk_rate_limits
+      where bucket = 'agent-eval submissions' and hotkey = ${hotkey}`;
+    expect(count?.hits).toBe(1);
+    // The window slides by the database's clock: once the accepted one is 3 h old (moved back by
+    // now()), the hotkey may submit again, and only once.
+    await sql`update sdk_rate_limits set hits = array[now() - interval '3 hours 1 second']
+      where bucket = 'agent-eval submissions' and hotkey = ${hotkey}`;
+    await expect(submit()).resolves.toMatchObject({ hotkey });
+    await expect(submit()).rejects.toMatchObject({ status: 429 });
   });
 });
