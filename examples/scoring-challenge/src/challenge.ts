@@ -3,8 +3,7 @@
 // scored run in a container, and the score is prequential bits per byte computed here from what
 // the harness measured. Settings: src/settings.ts; state and worker: src/scoring-state.ts;
 // the pipeline: src/pipeline/process-submission.ts; routes: src/routes/.
-import { defineChallenge } from "@platform/challenge-sdk";
-import { databaseNow } from "./database-clock.js";
+import { databaseNow, defineChallenge } from "@platform/challenge-sdk";
 import { epochIdAt } from "./epochs.js";
 import { epochWeights } from "./leaderboard.js";
 import { internalRoutes } from "./routes/internal-routes.js";

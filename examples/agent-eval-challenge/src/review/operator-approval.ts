@@ -1,6 +1,5 @@
-import { HttpError, type Sql } from "@platform/challenge-sdk";
+import { databaseNow, HttpError, type Sql } from "@platform/challenge-sdk";
 import { APPROVAL_RETRYABLE_ASSIGNMENT_STATES, appendStatusEvent } from "../state/index.js";
-import { databaseTime } from "./_database-time.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { newReviewId } from "./issue-assignment.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
@@ -30,7 +29,7 @@ export function createOperatorApproval(
   request: ApprovalRequest,
 ): Promise<{ approval_id: string; assignment_id: string; expires_at: string }> {
   return reviewTransaction(sql, request.now, async (tx) => {
-    const now = await databaseTime(tx, request.now);
+    const now = request.now ?? (await databaseNow(tx));
     const [session] = await tx<{ id: string }[]>`
       select id from review_sessions where id = ${request.sessionId}`;
     if (!session) {

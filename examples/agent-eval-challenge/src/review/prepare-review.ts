@@ -1,5 +1,4 @@
-import { HttpError, type Sql } from "@platform/challenge-sdk";
-import { databaseTime } from "./_database-time.js";
+import { databaseNow, HttpError, type Sql } from "@platform/challenge-sdk";
 import { lockOwnedSubmission } from "./_owned-submission.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { lockReviewSession } from "./_session.js";
@@ -28,7 +27,7 @@ export interface ReviewRequest {
 export function prepareReview(sql: Sql, request: ReviewRequest): Promise<ReviewPrepareAnswer> {
   return reviewTransaction(sql, request.now, async (tx) => {
     const submission = await lockOwnedSubmission(tx, request.submissionId, request.hotkey);
-    const now = await databaseTime(tx, request.now);
+    const now = request.now ?? (await databaseNow(tx));
     const session = await lockReviewSession(tx, submission.id);
     if (session) {
       return currentAnswer(tx, { sessionId: session.id, secretKey: request.secretKey, now });

@@ -1,11 +1,10 @@
-import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
+import { databaseNow, HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import {
   APPROVAL_RETRYABLE_ASSIGNMENT_STATES,
   type AssignmentState,
   FREELY_RETRYABLE_ASSIGNMENT_STATES,
   MAX_ASSIGNMENT_ATTEMPTS,
 } from "../state/index.js";
-import { databaseTime } from "./_database-time.js";
 import { lockOwnedSubmission } from "./_owned-submission.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { lockReviewSession } from "./_session.js";
@@ -31,7 +30,7 @@ export interface RetryRequest extends ReviewRequest {
 export function retryReview(sql: Sql, request: RetryRequest): Promise<ReviewPrepareAnswer> {
   return reviewTransaction(sql, request.now, async (tx) => {
     const submission = await lockOwnedSubmission(tx, request.submissionId, request.hotkey);
-    const now = await databaseTime(tx, request.now);
+    const now = request.now ?? (await databaseNow(tx));
     const session = await lockReviewSession(tx, submission.id);
     if (!session) {
       throw new HttpError(

@@ -1,5 +1,4 @@
-import type { TransactionSql } from "@platform/challenge-sdk";
-import { transitionTime } from "./_clock.js";
+import { databaseNow, type TransactionSql } from "@platform/challenge-sdk";
 import { ACTIVE_ASSIGNMENT_STATES } from "./assignment-states.js";
 import { PRE_RESULT_EVAL_RUN_STATES } from "./eval-run-states.js";
 import { transitionAssignment, transitionEvalRun } from "./transition.js";
@@ -24,7 +23,7 @@ export async function expireStale(
   now?: Date,
   limit = 100,
 ): Promise<ExpiredRecords> {
-  const at = await transitionTime(tx, now);
+  const at = now ?? (await databaseNow(tx));
   const assignments = await tx<{ id: string }[]>`
     select id from review_assignments
     where state in ${tx(ACTIVE_ASSIGNMENT_STATES)} and expires_at <= ${at}

@@ -1,5 +1,4 @@
-import { HttpError, type TransactionSql } from "@platform/challenge-sdk";
-import { transitionTime } from "./_clock.js";
+import { databaseNow, HttpError, type TransactionSql } from "@platform/challenge-sdk";
 import {
   ASSIGNMENT_TRANSITIONS,
   type AssignmentEvent,
@@ -67,7 +66,7 @@ export async function transitionSubmission(
   if (!row) throw notFound(TRANSITION_ERROR_CODES.submissionNotFound, `Submission ${submissionId}`);
   const to = nextState(SUBMISSION_TRANSITIONS, row.state, event);
   if (!to) throw invalidTransition("submission", submissionId, row.state, event);
-  const at = await transitionTime(tx, input.now);
+  const at = input.now ?? (await databaseNow(tx));
   const updated = await tx`
     update submissions set state = ${to}
     where id = ${submissionId} and state = ${row.state}
@@ -151,7 +150,7 @@ export async function transitionAssignment(
   const { assignmentId, event } = input;
   const records = input.records ?? {};
   requireExactRecords("assignment", event, ASSIGNMENT_EVENT_RECORDS[event], records);
-  const at = await transitionTime(tx, input.now);
+  const at = input.now ?? (await databaseNow(tx));
   const [row] = await tx<
     {
       state: AssignmentState;
@@ -257,7 +256,7 @@ export async function transitionEvalRun(
   const { runId, event } = input;
   const records = input.records ?? {};
   requireExactRecords("eval run", event, EVAL_RUN_EVENT_RECORDS[event], records);
-  const at = await transitionTime(tx, input.now);
+  const at = input.now ?? (await databaseNow(tx));
   const [row] = await tx<
     {
       state: EvalRunState;

@@ -3,7 +3,7 @@
  * listings, epochs, eval-job health and the GPU summary. Held bundles past their 24 h are
  * rejected lazily here, so a status read never shows a hold that has expired.
  */
-import { type ChallengeRouter, HttpError, Type } from "@platform/challenge-sdk";
+import { type ChallengeRouter, databaseNow, HttpError, Type } from "@platform/challenge-sdk";
 import {
   Architectures,
   CurrentEpoch,
@@ -16,7 +16,6 @@ import {
   SubmissionStatus,
   TrainingVariants,
 } from "../api-schemas.js";
-import { databaseNow } from "../database-clock.js";
 import { currentEpoch, MAX_EPOCHS_LISTED, recentEpochs } from "../epochs.js";
 import { MAX_EVAL_JOBS_LISTED, recentEvalJobs } from "../eval-jobs.js";
 import { gpuStatus } from "../gpu-leases.js";
