@@ -1,25 +1,19 @@
-// A fresh database with this challenge's migrations applied, for tests of the modules that query
-// it. It starts a bare challenge (these migrations, no routes) through the SDK's testing kit,
-// which is how an outside author gets a migrated test database on either backend. The seeding
-// helpers write rows straight into a given state, with the records that state requires, so a
-// test can start any transition from any state.
+// A fresh database with this challenge's migrations applied (after the SDK's), for tests of the
+// modules that query it: the SDK's testDatabase, on either backend. The seeding helpers write
+// rows straight into a given state, with the records that state requires, so a test can start
+// any transition from any state.
 import { createHash, randomBytes } from "node:crypto";
-import { defineChallenge, type Sql, type TransactionSql } from "@platform/challenge-sdk";
-import { startTestChallenge, type TestChallenge } from "@platform/challenge-sdk/testing";
+import type { Sql, TransactionSql } from "@platform/challenge-sdk";
+import { testDatabase } from "@platform/challenge-sdk/testing";
 
-const schemaOnly = defineChallenge({
-  slug: "agent-eval-schema",
-  version: "0.0.0",
-  migrations: new URL("../migrations/", import.meta.url),
-  weights: () => ({ epoch: null, weights: {} }),
-});
+/** This challenge's migrations. */
+export const MIGRATIONS = new URL("../migrations/", import.meta.url);
 
 /** A migrated database on `backend`; `close` drops it. */
-export async function agentEvalDatabase(
+export function agentEvalDatabase(
   backend: "postgres" | "pglite",
 ): Promise<{ sql: Sql; close: () => Promise<void> }> {
-  const t: TestChallenge<unknown> = await startTestChallenge(schemaOnly, { backend });
-  return { sql: t.sql, close: () => t.close() };
+  return testDatabase(MIGRATIONS, { backend });
 }
 
 type Db = Sql | TransactionSql;

@@ -1,5 +1,5 @@
 import type { Sql } from "@platform/challenge-sdk";
-import { testBackends } from "@platform/challenge-sdk/testing";
+import { testBackends, waitFor } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { insertSubmission, scoringDatabase } from "../test/scoring-database.js";
 import { acquireGpuLease, gpuStatus, releaseGpuLease } from "./gpu-leases.js";
@@ -73,11 +73,3 @@ describe.each(await testBackends())("GPU leases on %s", (backend) => {
     expect(live).toHaveLength(1);
   });
 });
-
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met within 5 s");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

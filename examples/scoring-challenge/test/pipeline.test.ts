@@ -6,7 +6,12 @@
 // submission to another that scores it exactly once.
 import { LeaseLostError } from "@platform/challenge-sdk/jobs";
 import type { TaskResult, TaskRunner } from "@platform/challenge-sdk/tasks";
-import { createMinerKey, type MinerKey, testBackends } from "@platform/challenge-sdk/testing";
+import {
+  createMinerKey,
+  type MinerKey,
+  testBackends,
+  waitFor,
+} from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processSubmission } from "../src/pipeline/process-submission.js";
 import {
@@ -25,7 +30,6 @@ import {
   startScoring,
   submitBody,
   uniformArchitecture,
-  until,
 } from "./scoring-test-kit.js";
 
 const ready = evalImageReady();
@@ -272,16 +276,23 @@ describe.runIf(ready)(`the whole pipeline on CPU (${backend})`, () => {
     void workerA.then((outcome) => {
       settledA = outcome;
     });
-    await until(async () => {
-      if (settledA !== undefined) throw new Error(`worker A ended early: ${String(settledA)}`);
-      const [run] = await t.sql<{ status: string }[]>`
+    await waitFor(
+      async () => {
+        if (settledA !== undefined) throw new Error(`worker A ended early: ${String(settledA)}`);
+        const [run] = await t.sql<{ status: string }[]>`
         select status from eval_jobs where submission_id = ${submitted.id}::bigint and level = 'run'`;
-      return run?.status === "running";
+        return run?.status === "running";
+      },
+      { timeoutMs: 30_000 },
+    );
+    await waitFor(async () => (await queue.get(a.id))!.leaseExpiresAt! < new Date(), {
+      timeoutMs: 10_000,
     });
-    await until(async () => (await queue.get(a.id))!.leaseExpiresAt! < new Date(), 10_000);
     // Worker B: process-next claims the expired job and takes it through the whole pipeline.
     const workerB = processNext();
-    await until(async () => (await queue.get(a.id))!.leaseOwner !== "worker-a", 10_000);
+    await waitFor(async () => (await queue.get(a.id))!.leaseOwner !== "worker-a", {
+      timeoutMs: 10_000,
+    });
     takenOver();
     expect(await workerB).toBe(submitted.id);
     expect(await workerA).toBeInstanceOf(LeaseLostError);

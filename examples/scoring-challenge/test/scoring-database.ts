@@ -1,22 +1,13 @@
-// A fresh database with this challenge's migrations applied, for tests of the modules that
-// query it. It starts a bare challenge (these migrations, no routes) through the SDK's testing
-// kit, which is how an outside author gets a migrated test database on either backend.
-import { defineChallenge, type Sql } from "@platform/challenge-sdk";
-import { startTestChallenge, type TestChallenge } from "@platform/challenge-sdk/testing";
-
-const schemaOnly = defineChallenge({
-  slug: "scoring-schema",
-  version: "0.0.0",
-  migrations: new URL("../migrations/", import.meta.url),
-  weights: () => ({ epoch: null, weights: {} }),
-});
+// A fresh database with this challenge's migrations applied (after the SDK's), for tests of the
+// modules that query it: the SDK's testDatabase, on either backend.
+import type { Sql } from "@platform/challenge-sdk";
+import { testDatabase } from "@platform/challenge-sdk/testing";
 
 /** A migrated database on `backend`; `close` drops it. */
-export async function scoringDatabase(
+export function scoringDatabase(
   backend: "postgres" | "pglite",
 ): Promise<{ sql: Sql; close: () => Promise<void> }> {
-  const t: TestChallenge<unknown> = await startTestChallenge(schemaOnly, { backend });
-  return { sql: t.sql, close: () => t.close() };
+  return testDatabase(new URL("../migrations/", import.meta.url), { backend });
 }
 
 /** Insert a submission row with defaults for everything the test does not care about. */

@@ -3,7 +3,6 @@
 // fail under CI).
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Backend } from "@platform/challenge-sdk/testing";
 import { startTestChallenge, type TestChallenge } from "@platform/challenge-sdk/testing";
 import { challenge } from "../src/challenge.js";
@@ -111,19 +110,6 @@ export function exampleBundle(name: string): Buffer {
 /** A signed JSON submission of `zip` (as the miner's own client sends it). */
 export function submitBody(zip: Buffer, filename = "bundle.zip", metadata = {}) {
   return { filename, code: zip.toString("base64"), metadata };
-}
-
-/** Resolves once `check` holds, polling; throws after `ms`. */
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  ms = 30_000,
-  what = "condition",
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${ms} ms`);
-    await sleep(50);
-  }
 }
 
 /** CI, as CI services set it: any non-empty value other than "false". */

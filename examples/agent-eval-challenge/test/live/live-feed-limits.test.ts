@@ -7,7 +7,12 @@
 // sends it.
 
 import { defineChallenge } from "@platform/challenge-sdk";
-import { createMinerKey, startTestChallenge, testBackends } from "@platform/challenge-sdk/testing";
+import {
+  createMinerKey,
+  startTestChallenge,
+  testBackends,
+  waitFor,
+} from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAgentEvalState } from "../../src/agent-eval-state.js";
 import { liveRoutes } from "../../src/live/live-routes.js";
@@ -107,15 +112,17 @@ describe.each(await testBackends())("live feed connections on %s", (backend) => 
 
     await reader.cancel();
     // The server notices the client left, stops that feed's polling and frees its place.
-    let again: Response | undefined;
-    for (let i = 0; i < 50; i++) {
-      again = await t.fetch(`/v1/submissions/${id}/live`);
-      if (again.status === 200) break;
-      await again.body?.cancel();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(again!.status).toBe(200);
-    await again!.body!.cancel();
+    const again = await waitFor(
+      async () => {
+        const response = await t.fetch(`/v1/submissions/${id}/live`);
+        if (response.status === 200) return response;
+        await response.body?.cancel();
+        return null;
+      },
+      { intervalMs: 50, what: "the feed's place freed" },
+    );
+    expect(again.status).toBe(200);
+    await again.body!.cancel();
   });
 });
 
@@ -152,16 +159,17 @@ describe("live feed shares", () => {
    */
   async function closeAll(probes: [number, number]): Promise<void> {
     for (const response of open.splice(0)) await response.body!.cancel();
-    for (let i = 0; i < 100; i++) {
-      const statuses: number[] = [];
-      for (let n = 0; n < 6; n++) {
-        statuses.push((await feed(probes[n % 2]!, `192.0.2.${100 + n}`)).status);
-      }
-      for (const response of open.splice(0)) await response.body!.cancel();
-      if (statuses.every((status) => status === 200)) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error("the feeds' slots were not freed");
+    await waitFor(
+      async () => {
+        const statuses: number[] = [];
+        for (let n = 0; n < 6; n++) {
+          statuses.push((await feed(probes[n % 2]!, `192.0.2.${100 + n}`)).status);
+        }
+        for (const response of open.splice(0)) await response.body!.cancel();
+        return statuses.every((status) => status === 200);
+      },
+      { timeoutMs: 10_000, intervalMs: 50, what: "the feeds' slots freed" },
+    );
   }
   const refusal = async (response: Response) => [response.status, await errorCode(response)];
 

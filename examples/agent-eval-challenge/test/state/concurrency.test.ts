@@ -3,7 +3,7 @@
 // guarantees must hold.
 import { randomBytes } from "node:crypto";
 import { HttpError, type Sql } from "@platform/challenge-sdk";
-import { testBackends } from "@platform/challenge-sdk/testing";
+import { testBackends, waitFor } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type AssignmentEvent,
@@ -22,14 +22,15 @@ import {
 
 /** Waits until `count` other sessions of this database wait on a lock (PostgreSQL only). */
 async function waitForLockWaiters(sql: Sql, count: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const [row] = await sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and wait_event_type = 'Lock'`;
-    if (row!.n >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`never saw ${count} lock waiters`);
+  await waitFor(
+    async () => {
+      const [row] = await sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`;
+      return row!.n >= count;
+    },
+    { timeoutMs: 2000, intervalMs: 10, what: `${count} lock waiters` },
+  );
 }
 
 describe.each(await testBackends())("concurrent state changes on %s", (backend) => {

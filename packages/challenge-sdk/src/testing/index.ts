@@ -2,7 +2,8 @@
  * @platform/challenge-sdk/testing: run a challenge on a fresh test database in one call, sign as
  * a miner, act as the master, the conformance suite every challenge runs on itself, and an
  * OpenAPI-driven fuzz suite for any server (a challenge's or the master's), and a byte-level ZIP
- * writer for hostile archives. Kept out of the main entry so a challenge's runtime code never
+ * writer for hostile archives, a fresh migrated database for a test (`testDatabase`) and
+ * `waitFor`. Kept out of the main entry so a challenge's runtime code never
  * loads vitest.
  */
 
@@ -43,3 +44,5 @@ export {
   startTestChallenge,
   type TestChallenge,
 } from "./start-test-challenge.js";
+export { type TestDatabaseOptions, testDatabase } from "./test-database.js";
+export { type WaitForOptions, waitFor } from "./wait-for.js";
