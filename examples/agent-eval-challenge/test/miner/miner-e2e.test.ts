@@ -6,13 +6,13 @@
 // chain, where the master's validator sets it, confirmed from the block. The escape agent
 // is stopped by the review (it reads run credentials) and ends at 0. Needs `npm run build` and
 // the agent image (agent-image/build.sh), as CI does before the tests.
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { type PlatformDev, startPlatformDev } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const example = fileURLToPath(new URL("../../", import.meta.url));
@@ -48,68 +48,37 @@ const hotkeyOf = (output: string) =>
   /a fresh throwaway hotkey (\S+)/.exec(output)?.[1] ?? "(no hotkey printed)";
 
 describe("the miner's tool against `platform dev` (issue 14, done when)", () => {
-  let dev: ChildProcess;
+  let dev: PlatformDev | undefined;
   let master: string;
 
   beforeAll(async () => {
     for (const file of [MINER, join(example, "dist/eval-worker.js")]) {
       if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build first`);
     }
-    dev = spawn(
-      process.execPath,
-      [
+    dev = await startPlatformDev({
+      // The CLI from its sources, as `npm start` runs it in this repository.
+      command: [
+        process.execPath,
         "--conditions=@platform/source",
         "--import",
         tsx,
         join(repo, "packages/cli/src/cli.ts"),
-        "dev",
-        "--port",
-        "0",
-        "--json",
-        "--challenge",
-        join(example, "src/challenge.ts"),
       ],
-      {
-        cwd: mkdtempSync(join(tmpdir(), "agent-eval-e2e-")),
-        env: {
-          ...process.env,
-          LOG_LEVEL: "warn",
-          ADMIN_TOKEN: "",
-          ADMIN_TOKEN_FILE: "",
-          DATABASE_URL: "",
-          PLATFORM_MASTER_URL: "",
-          PLATFORM_WEIGHTS_INTERVAL_SECONDS: "2",
-        },
-        stdio: ["ignore", "pipe", "pipe"],
+      args: ["--challenge", join(example, "src/challenge.ts")],
+      cwd: mkdtempSync(join(tmpdir(), "agent-eval-e2e-")),
+      env: {
+        ADMIN_TOKEN: "",
+        ADMIN_TOKEN_FILE: "",
+        DATABASE_URL: "",
+        PLATFORM_MASTER_URL: "",
+        PLATFORM_WEIGHTS_INTERVAL_SECONDS: "2",
       },
-    );
-    let stderr = "";
-    dev.stderr!.on("data", (chunk) => {
-      stderr += chunk;
     });
-    master = await new Promise<string>((resolve, reject) => {
-      let seen = "";
-      const timer = setTimeout(
-        () => reject(new Error(`platform dev was not ready in 150 s:\n${seen}\n${stderr}`)),
-        150_000,
-      );
-      dev.stdout!.on("data", (chunk) => {
-        seen += chunk;
-        const line = /^\{"status":"ready".*\}$/m.exec(seen)?.[0];
-        if (line) {
-          clearTimeout(timer);
-          resolve((JSON.parse(line) as { master_url: string }).master_url);
-        }
-      });
-      dev.on("close", (code) => reject(new Error(`platform dev exited ${code}:\n${stderr}`)));
-    });
+    master = dev.masterUrl;
   }, 180_000);
 
   afterAll(async () => {
-    if (dev && dev.exitCode === null) {
-      dev.kill("SIGTERM");
-      await once(dev, "close");
-    }
+    await dev?.close();
   });
 
   it("takes agents/good from upload to the agent-eval weight in /v1/weights/latest", async () => {

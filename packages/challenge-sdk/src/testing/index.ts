@@ -2,8 +2,8 @@
  * @platform/challenge-sdk/testing: run a challenge on a fresh test database in one call, sign as
  * a miner, act as the master, the conformance suite every challenge runs on itself, and an
  * OpenAPI-driven fuzz suite for any server (a challenge's or the master's), and a byte-level ZIP
- * writer for hostile archives, a fresh migrated database for a test (`testDatabase`) and
- * `waitFor`. Kept out of the main entry so a challenge's runtime code never
+ * writer for hostile archives, a fresh migrated database for a test (`testDatabase`),
+ * `waitFor`, and `startPlatformDev` (the whole local platform, from the project's own CLI). Kept out of the main entry so a challenge's runtime code never
  * loads vitest.
  */
 
@@ -37,6 +37,12 @@ export {
 } from "./fuzz-openapi.js";
 export { createMinerKey, type MinerKey } from "./miner-key.js";
 export { type FuzzTarget, runOpenApiFuzz } from "./run-openapi-fuzz.js";
+export {
+  type PlatformDev,
+  type PlatformDevReady,
+  type StartPlatformDevOptions,
+  startPlatformDev,
+} from "./start-platform-dev.js";
 export {
   type BridgeHeaderOptions,
   type SignedFetchInit,
