@@ -7,20 +7,30 @@
  * public only once it is added below.
  */
 
-// Bearer tokens: generate, hash at rest, compare in constant time; the admin token.
+// Bearer tokens: generate, hash at rest, compare in constant time; capability tokens (HMAC of
+// a scope, an id and an optional expiry); the admin token.
 export {
   type AdminTokenConfig,
   type AdminTokenSource,
   bearerToken,
+  CAPABILITY_ID_PATTERN,
+  type CapabilityCheck,
+  type CapabilityClaim,
+  type CapabilityTokenSpec,
+  type CapabilityVerdict,
   generateToken,
   hashToken,
+  type IssuedCapabilityToken,
   type IssuedToken,
+  issueCapabilityToken,
   issueToken,
   loadAdminToken,
   MIN_ADMIN_TOKEN_LENGTH,
+  readCapabilityToken,
   secretsEqual,
   tokenHint,
   tokenMatchesHash,
+  verifyCapabilityToken,
 } from "./auth/index.js";
 
 // Configuration errors that list every bad variable at once.

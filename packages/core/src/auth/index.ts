@@ -5,6 +5,17 @@ export {
   MIN_ADMIN_TOKEN_LENGTH,
 } from "./admin-token.js";
 export {
+  CAPABILITY_ID_PATTERN,
+  type CapabilityCheck,
+  type CapabilityClaim,
+  type CapabilityTokenSpec,
+  type CapabilityVerdict,
+  type IssuedCapabilityToken,
+  issueCapabilityToken,
+  readCapabilityToken,
+  verifyCapabilityToken,
+} from "./capability-token.js";
+export {
   bearerToken,
   generateToken,
   hashToken,
