@@ -49,11 +49,13 @@ function documentedResponses(route: RegisteredRoute): Record<number, ResponseSpe
     add(401, "Missing, malformed or invalid signature (code says which)");
     add(409, "nonce_reused: this (hotkey, nonce) was already used");
   }
+  // A route's own bearer answers its refusal code (the route's own 401 description wins).
+  const ownRefusal = route.bearer ? route.bearerRefusal?.code : undefined;
   if (route.access === "internal" || route.access === "bridge") {
-    add(401, "invalid_internal_token");
+    add(401, ownRefusal ?? "invalid_internal_token");
     add(403, "challenge_slug_mismatch");
   }
-  if (route.access === "public" && route.bearer) add(401, "invalid_token");
+  if (route.access === "public" && route.bearer) add(401, ownRefusal ?? "invalid_token");
   if (route.access === "bridge") add(400, "missing_verified_identity or invalid_verified_identity");
   if (route.access === "bridge" && route.reserveNonce !== false) add(409, "nonce_reused");
   if (route.registered) add(403, "hotkey_not_registered");

@@ -3,10 +3,11 @@
 // exact bytes it received before anything parses them. Order:
 //   internal/bridge: bearer 401 -> slug 403 -> [bridge: identity 400, nonce 409, registered 403]
 //   signed:          media 415 -> size 413 -> signature 401 -> nonce 409 -> registered 403
-//   public:          [own bearer 401]
+//   public:          [own bearer 401, or what the check throws]
 //   then: auth hook -> params/query/headers/body 422 -> [archive 400/413] -> rate limit 429
 //         -> handler
 // A submission is a signed route and a bridge route sharing one handler, options and bucket.
+// A route's own bearer check resolves the token to the record it opens: the handler's `bearer`.
 import {
   DEFAULT_BODY_LIMIT,
   HttpError,
@@ -182,6 +183,8 @@ async function run(
   let miner: VerifiedMiner | BridgeMiner | undefined;
   let read: ReadBody | undefined;
   let filename: string | null = null;
+  // What the route's own bearer check accepted with (a record, or true).
+  let bearer: object | true | undefined;
 
   if (route.access === "internal" || route.access === "bridge") {
     if (link.token === null && !route.bearer && link.internalWithoutToken === "unavailable") {
@@ -191,9 +194,12 @@ async function run(
         "No CHALLENGE_TOKEN is configured: internal routes are unavailable",
       );
     }
-    await checkInternalAuth(info, link.token, route.bearer, route.slugHeader);
+    const own = route.bearer ? { check: route.bearer, refusal: route.bearerRefusal } : undefined;
+    bearer = await checkInternalAuth(info, link.token, own, route.slugHeader);
   }
-  if (route.access === "public" && route.bearer) await checkPublicBearer(info, route.bearer);
+  if (route.access === "public" && route.bearer) {
+    bearer = await checkPublicBearer(info, route.bearer, route.bearerRefusal);
+  }
   if (route.access === "bridge") {
     const identity = readBridgeIdentity(request.headers);
     filename = readSubmissionFilename(request.headers);
@@ -283,6 +289,7 @@ async function run(
         headers,
         body,
         ...(miner ? { miner } : {}),
+        ...(route.bearer ? { bearer } : {}),
         // The exact bytes behind a parsed body: a signature or a byte-exact (canonical JSON)
         // check needs them, and the request stream is spent by now.
         ...(read || route.access === "signed" ? { rawBody: read?.bytes } : {}),

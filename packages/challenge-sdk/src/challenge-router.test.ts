@@ -163,4 +163,41 @@ describe("createRouter", () => {
       r.public({ method: "GET", path: "/v1/y", bearer: "token" as never, handler }),
     ).toThrow(/bearer must be a function/);
   });
+
+  it("takes a bearerRefusal only beside a bearer, with a snake_case code", () => {
+    const { r } = router();
+    const bearer = () => true;
+    r.public({
+      method: "GET",
+      path: "/v1/run",
+      bearer,
+      bearerRefusal: { code: "invalid_session", message: "Unknown session." },
+      handler,
+    });
+    r.internal({ method: "GET", path: "/internal/v1/run", bearer, bearerRefusal: {}, handler });
+    const refusal =
+      (bearerRefusal: unknown, withBearer = true) =>
+      () =>
+        r.public({
+          method: "GET",
+          path: `/v1/r${Math.random().toString(36).slice(2)}`,
+          ...(withBearer ? { bearer } : {}),
+          bearerRefusal: bearerRefusal as never,
+          handler,
+        });
+    expect(refusal({ code: "x" }, false)).toThrow(/beside a bearer/);
+    expect(refusal({ code: "Invalid Token" })).toThrow(/snake_case/);
+    expect(refusal({ code: 401 })).toThrow(/snake_case/);
+    expect(refusal({ message: "x".repeat(201) })).toThrow(/200 characters/);
+    expect(refusal({ status: 403 })).toThrow(/code\?, message\?/);
+    expect(refusal("invalid_session")).toThrow(/code\?, message\?/);
+    expect(() =>
+      r.submission({
+        path: "/v1/s",
+        body: Type.Object({}),
+        bearerRefusal: { code: "x" },
+        handler,
+      } as never),
+    ).toThrow(/no bearer/);
+  });
 });

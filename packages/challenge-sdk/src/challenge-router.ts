@@ -9,7 +9,10 @@ import { isBlockedProxyPath, isInternalPath } from "./proxy-contract/proxy-contr
 import { checkRateLimitRule, type RateLimitRule } from "./rate-limit.js";
 import type {
   AuthHook,
+  BearerAnswer,
   BearerCheck,
+  BearerRecord,
+  BearerRefusal,
   BridgeContext,
   ChallengeContext,
   RequestContext,
@@ -43,12 +46,32 @@ export interface IdentityOptions<Cfg, State = unknown> {
 
 type Handler<C> = (ctx: C) => unknown | Promise<unknown>;
 
+/** `ctx.bearer` of a route with a `bearer` check (R: what the check answers); nothing without one. */
+type WithBearer<R> = [R] extends [undefined] ? unknown : { bearer: BearerRecord<R> };
+
+/** The context of a public or internal handler: its validated inputs and its bearer's record. */
+type RouteHandlerContext<P, Q, H, B, Cfg, State, R> = RequestContext<
+  Infer<P>,
+  Infer<Q>,
+  Infer<H>,
+  InferBody<B>,
+  Cfg,
+  State
+> &
+  WithBearer<R>;
+
 /** A public route: no credential, or its own `bearer` (a run- or assignment-scoped token). */
-export interface PublicRoute<P, Q, H, B, Cfg, State> extends RouteOptions<P, Q, H, B> {
-  /** Require `Authorization: Bearer` and judge it: missing or refused -> 401 `invalid_token`. */
-  bearer?: BearerCheck<Cfg, State>;
+export interface PublicRoute<P, Q, H, B, Cfg, State, R extends BearerAnswer = undefined>
+  extends RouteOptions<P, Q, H, B> {
+  /**
+   * Require `Authorization: Bearer` and resolve it to what it opens (`ctx.bearer`): missing or
+   * refused -> 401 `invalid_token` (or `bearerRefusal`'s code), before the body is read.
+   */
+  bearer?: BearerCheck<Cfg, State, R>;
+  /** The 401's code and message when `bearer` refuses. */
+  bearerRefusal?: BearerRefusal;
   auth?: AuthHook<Cfg, State>;
-  handler: Handler<RequestContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>, Cfg, State>>;
+  handler: Handler<RouteHandlerContext<P, Q, H, B, Cfg, State, R>>;
 }
 
 /** A miner-signed route: verified over the exact bytes, then its nonce is spent, then parsed. */
@@ -70,12 +93,16 @@ export interface BridgeRoute<P, Q, H, B, Cfg, State>
 }
 
 /** An internal route: the challenge token plus the slug header. */
-export interface InternalRoute<P, Q, H, B, Cfg, State> extends RouteOptions<P, Q, H, B> {
+export interface InternalRoute<P, Q, H, B, Cfg, State, R extends BearerAnswer = undefined>
+  extends RouteOptions<P, Q, H, B> {
   /**
    * Judge the bearer yourself instead of comparing it with CHALLENGE_TOKEN (e.g. a per-attempt
-   * token); the slug header is still required. Refused -> 401 `invalid_internal_token`.
+   * token), resolving it to what it opens (`ctx.bearer`); the slug header is still required.
+   * Refused -> 401 `invalid_internal_token` (or `bearerRefusal`'s code).
    */
-  bearer?: BearerCheck<Cfg, State>;
+  bearer?: BearerCheck<Cfg, State, R>;
+  /** The 401's code and message when `bearer` refuses. */
+  bearerRefusal?: BearerRefusal;
   /**
    * `"required"` (default): a slug header naming this challenge must be sent (403
    * `challenge_slug_mismatch`). `"if-sent"`: the bearer alone is enough, for a route a cron or a
@@ -83,7 +110,7 @@ export interface InternalRoute<P, Q, H, B, Cfg, State> extends RouteOptions<P, Q
    */
   slugHeader?: SlugHeaderRule;
   auth?: AuthHook<Cfg, State>;
-  handler: Handler<RequestContext<Infer<P>, Infer<Q>, Infer<H>, InferBody<B>, Cfg, State>>;
+  handler: Handler<RouteHandlerContext<P, Q, H, B, Cfg, State, R>>;
 }
 
 /** Whether an internal route needs a slug header beside its bearer (see `InternalRoute.slugHeader`). */
@@ -145,7 +172,8 @@ export interface ChallengeRouter<Cfg = unknown, State = unknown> {
     Q extends S = undefined,
     H extends S = undefined,
     B extends BS = undefined,
-  >(route: PublicRoute<P, Q, H, B, Cfg, State>): ChallengeRouter<Cfg, State>;
+    R extends BearerAnswer = undefined,
+  >(route: PublicRoute<P, Q, H, B, Cfg, State, R>): ChallengeRouter<Cfg, State>;
   /** A route a miner signs (X-Hotkey, X-Signature, X-Nonce, X-Timestamp); `ctx.miner` is who. */
   signed<
     P extends S = undefined,
@@ -166,7 +194,8 @@ export interface ChallengeRouter<Cfg = unknown, State = unknown> {
     Q extends S = undefined,
     H extends S = undefined,
     B extends BS = undefined,
-  >(route: InternalRoute<P, Q, H, B, Cfg, State>): ChallengeRouter<Cfg, State>;
+    R extends BearerAnswer = undefined,
+  >(route: InternalRoute<P, Q, H, B, Cfg, State, R>): ChallengeRouter<Cfg, State>;
   /**
    * A submission route: signed by the miner at `path`, and bridged by the master at `bridgePath`
    * (default "/internal/v1/bridge/submissions"), both into one handler; `ctx.miner.via` says which.
@@ -192,6 +221,7 @@ export interface RegisteredRoute {
   rateLimit?: RateLimitRule | undefined;
   reserveNonce?: boolean | undefined;
   bearer?: BearerCheck | undefined;
+  bearerRefusal?: BearerRefusal | undefined;
   slugHeader?: SlugHeaderRule | undefined;
   /**
    * Set on both halves of a `router.submission`: the media types it takes as raw bytes, and
@@ -269,6 +299,24 @@ export function checkRoute(
   }
 }
 
+// An error code is a stable snake_case name clients can act on.
+const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** `bearerRefusal`: a snake_case code and a short message, both optional. */
+function checkBearerRefusal(where: Where, path: string, refusal: unknown): void {
+  if (typeof refusal !== "object" || refusal === null) {
+    fail(where, path, "bearerRefusal is { code?, message? }");
+  }
+  const { code, message, ...rest } = refusal as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) fail(where, path, "bearerRefusal is { code?, message? }");
+  if (code !== undefined && (typeof code !== "string" || !ERROR_CODE.test(code))) {
+    fail(where, path, "bearerRefusal.code is a snake_case error code, e.g. invalid_session");
+  }
+  if (message !== undefined && (typeof message !== "string" || message.length > 200)) {
+    fail(where, path, "bearerRefusal.message is a string of at most 200 characters");
+  }
+}
+
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/;
 
 /** The `raw` list of a submission: lower-case media types, never JSON beside a JSON schema. */
@@ -309,7 +357,12 @@ export function createRouter<Cfg, State>(
     if (rateLimit) checkRateLimitRule(rateLimit);
     const bearer = route["bearer"];
     if (bearer !== undefined && typeof bearer !== "function") {
-      fail(where, path, "bearer must be a function (token, request) => boolean");
+      fail(where, path, "bearer must be a function (token, request) => record | boolean | null");
+    }
+    const refusal = route["bearerRefusal"];
+    if (refusal !== undefined) {
+      if (bearer === undefined) fail(where, path, "bearerRefusal belongs beside a bearer check");
+      checkBearerRefusal(where, path, refusal);
     }
   };
   const entry = (
@@ -327,6 +380,7 @@ export function createRouter<Cfg, State>(
     rateLimit: route["rateLimit"] as RateLimitRule | undefined,
     reserveNonce: route["reserveNonce"] as boolean | undefined,
     bearer: route["bearer"] as BearerCheck | undefined,
+    bearerRefusal: route["bearerRefusal"] as BearerRefusal | undefined,
     slugHeader: route["slugHeader"] as SlugHeaderRule | undefined,
     handler: route["handler"] as RegisteredRoute["handler"],
   });
@@ -362,7 +416,11 @@ export function createRouter<Cfg, State>(
     if (route["contentTypes"] !== undefined) {
       fail("submission", path, "list raw media types in `raw`, not contentTypes");
     }
-    if (route["bearer"] !== undefined || route["reserveNonce"] !== undefined) {
+    if (
+      route["bearer"] !== undefined ||
+      route["bearerRefusal"] !== undefined ||
+      route["reserveNonce"] !== undefined
+    ) {
       fail("submission", path, "a submission is signed or bridged: no bearer or reserveNonce");
     }
     const raw = checkRawTypes(path, route["raw"], body !== undefined);

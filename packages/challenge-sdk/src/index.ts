@@ -8,16 +8,21 @@
 
 // Errors, responses and secrets come from core, so a challenge needs no second platform package.
 export {
+  bearerToken,
   HttpError,
+  type IssuedCapabilityToken,
+  issueCapabilityToken,
   issueToken,
   json,
   type Logger,
+  readCapabilityToken,
   type Sql,
   type SseEvent,
   secretsEqual,
   sseResponse,
   type TransactionSql,
   tokenMatchesHash,
+  verifyCapabilityToken,
 } from "@platform/core";
 // Schemas are written with the SDK's own TypeBox, so authors never mix two copies.
 export { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";

@@ -164,10 +164,36 @@ export type AuthHook<Cfg = unknown, State = unknown> = (
 ) => void | Promise<void>;
 
 /**
- * A route's own bearer check (a run-scoped or per-attempt token): true accepts the presented
- * `Authorization: Bearer` token. Compare secrets with `secretsEqual` or `tokenMatchesHash`.
+ * What a `bearer` check answers: the record the token opens (an object: accepted, and the
+ * handler gets it as `ctx.bearer`), `true` (accepted, nothing to hand over), or `false`, `null`
+ * or `undefined` (refused: 401 with the route's code).
  */
-export type BearerCheck<Cfg = unknown, State = unknown> = (
+export type BearerAnswer = object | boolean | null | undefined;
+
+/**
+ * A route's own bearer check (a run-, assignment- or attempt-scoped token): resolve the
+ * presented `Authorization: Bearer` token to the record it opens, or refuse. It runs before the
+ * body is read. Throw an `HttpError` to refuse with another status and code (410 for a token
+ * whose record was revoked, 403 for one that may not do this). Check capability tokens with
+ * `verifyCapabilityToken`, stored hashes with `tokenMatchesHash`, secrets with `secretsEqual`.
+ * @example
+ * const runBearer: BearerCheck<Cfg, State, Run> = async (token, { sql, pathParams }) => {
+ *   const [run] = await sql<Run[]>`select * from runs where id = ${pathParams.run_id}`;
+ *   return run && tokenMatchesHash(token, run.token_hash) ? run : null;
+ * };
+ */
+export type BearerCheck<Cfg = unknown, State = unknown, R extends BearerAnswer = BearerAnswer> = (
   token: string,
   request: RequestInfo<Cfg, State>,
-) => boolean | Promise<boolean>;
+) => R | Promise<R>;
+
+/** What the handler's `ctx.bearer` holds: what the route's `bearer` check answered when it accepted. */
+export type BearerRecord<R> = Exclude<Awaited<R>, false | null | undefined>;
+
+/** How a route answers a refused bearer (false, null or undefined from the check). */
+export interface BearerRefusal {
+  /** The 401's code (default `invalid_token` on a public route, `invalid_internal_token` on an internal one). */
+  code?: string;
+  /** The 401's message for a token that was refused (a missing one is always "Missing bearer token"). */
+  message?: string;
+}
