@@ -3,7 +3,7 @@
 // or with a forged one, 401 invalid_token BEFORE it parses or validates anything. The attack:
 // an anonymous caller posts a body that matches no schema; a route that validated first would
 // answer 422 and list the schema's fields (its `loc`s), telling the caller its interface.
-import { createMinerKey, testBackends } from "@platform/challenge-sdk/testing";
+import { createMinerKey, type MinerKey, testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { challenge } from "../src/challenge.js";
 import { type AgentEvalTest, agentZip, startAgentEval } from "./agent-eval-kit.js";
@@ -18,15 +18,18 @@ describe.each(await testBackends())("credentials before bodies on %s", (backend)
   let t: AgentEvalTest;
   let assignmentId: string;
   let assignmentToken: string;
+  let miner: MinerKey;
+  let submissionId: number;
   beforeAll(async () => {
     t = await startAgentEval(backend);
-    const miner = await createMinerKey();
+    miner = await createMinerKey();
     const submitted = await t.signedFetch("/submissions", {
       method: "POST",
       miner,
       json: { name: "agent", artifact_b64: agentZip().toString("base64") },
     });
     const { id } = (await submitted.json()) as { id: number };
+    submissionId = id;
     const prepared = (await (await reviewCalls(t, miner).prepare(id)).json()) as {
       assignment_id: string;
       secret_delivery: { token: string };
@@ -84,5 +87,25 @@ describe.each(await testBackends())("credentials before bodies on %s", (backend)
       body: JSON.stringify({ unexpected: [null] }),
     });
     expect(response.status).toBe(422);
+  });
+
+  // Last: it revokes the assignment the tests above use.
+  it("a revoked token is refused before its body too: 410 on a write, 401 on a read", async () => {
+    const cancelled = await reviewCalls(t, miner).cancel(submissionId, assignmentId);
+    expect(cancelled.status, await cancelled.clone().text()).toBe(200);
+    const write = await t.fetch(`/review/v1/assignments/${assignmentId}/failure`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${assignmentToken}` },
+      body: JSON.stringify({ unexpected: [null] }),
+    });
+    const text = await write.text();
+    expect(write.status, text).toBe(410);
+    expect(JSON.parse(text)).toMatchObject({ code: "capability_revoked", state: "cancelled" });
+    expect(text).not.toContain("loc");
+    const read = await t.fetch(`/review/v1/assignments/${assignmentId}`, {
+      headers: { authorization: `Bearer ${assignmentToken}` },
+    });
+    expect(read.status).toBe(401);
+    expect(await read.json()).toMatchObject({ code: "invalid_token" });
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The crypto primitives of the agent-eval challenge (node:crypto only): canonical JSON and its
- * digest, the master key and its derived purpose keys, capability tokens, signed paging
+ * digest, the master key and its derived purpose keys, the capability tokens' scopes, signed paging
  * cursors, and sealed boxes for secrets at rest.
  */
 export {
@@ -12,16 +12,7 @@ export {
   MAX_CANONICAL_DEPTH,
   parseCanonical,
 } from "./canonical-json.js";
-export {
-  CAPABILITY_ID_PATTERN,
-  CapabilityDomain,
-  capabilityTokenSha256,
-  checkCapabilityToken,
-  type IssuedCapabilityToken,
-  issueCapabilityToken,
-  type ParsedCapabilityToken,
-  parseCapabilityToken,
-} from "./capability-token.js";
+export { type CapabilityKind, capabilityScope } from "./capability-scopes.js";
 export {
   deriveKey,
   GENERATED_KEY_FILE_NAME,

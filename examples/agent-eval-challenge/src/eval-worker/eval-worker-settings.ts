@@ -5,7 +5,7 @@
  * touches the network; no value is ever echoed (the token and the grant are secrets).
  */
 import { fileURLToPath } from "node:url";
-import { parseCapabilityToken } from "../crypto/index.js";
+import { readCapabilityToken } from "@platform/challenge-sdk";
 import type { TelemetryGrant } from "../eval/telemetry-grant.js";
 import { httpUrl, ownDigest } from "../worker-environment.js";
 
@@ -53,7 +53,7 @@ export function loadEvalWorkerSettings(
 ): EvalWorkerSettings {
   const problems: string[] = [];
   const token = env.EVAL_RUN_TOKEN?.trim() ?? "";
-  const parsed = token === "" ? null : parseCapabilityToken(token);
+  const parsed = token === "" ? null : readCapabilityToken(token);
   if (token === "") problems.push("EVAL_RUN_TOKEN is required");
   else if (parsed === null) problems.push("EVAL_RUN_TOKEN is not a run token");
 

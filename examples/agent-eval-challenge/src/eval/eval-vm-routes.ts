@@ -1,8 +1,8 @@
 /**
  * The eval VM's routes under /evaluation/v1/runs/{eval_run_id}, behind the run-scoped bearer
- * (EVAL_RUN_TOKEN, run-bearer.ts): checked by the SDK before the body is read (`runBearer`, and
- * the telemetry session's `auth` on progress), then judged in the handler's transaction like the
- * review VM's.
+ * (EVAL_RUN_TOKEN, run-bearer.ts): the route's `bearer` resolves it to the run before the body
+ * is read (401 / 410; the telemetry session's `auth` follows on progress), and the handler gets
+ * the run as `ctx.bearer`; a handler that writes locks it (`lockRun`).
  * The result route (rules 13, 14) is the only path to a score.
  */
 import { type ChallengeRouter, json } from "@platform/challenge-sdk";
@@ -24,7 +24,7 @@ import type { Settings } from "../settings.js";
 import { recordProgress } from "./progress.js";
 import { canonicalResultBody, receiveResult } from "./receive-result.js";
 import { runBearer } from "./run-bearer.js";
-import { readRun, runArtifact, runEnv } from "./run-reads.js";
+import { runArtifact, runEnv, runView } from "./run-reads.js";
 import { telemetrySessionAuth } from "./telemetry-auth.js";
 import { openTelemetrySession } from "./telemetry-session.js";
 
@@ -46,14 +46,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       200: { description: "The run", schema: EvalRunView },
       ...RUN_TOKEN_REFUSALS,
     },
-    handler: async ({ sql, state, params, request }) =>
-      json(
-        await readRun(sql, {
-          headers: request.headers,
-          runId: params.eval_run_id,
-          secretKey: state.secretKey,
-        }),
-      ),
+    handler: ({ bearer: run }) => json(runView(run)),
   });
 
   router.public({
@@ -68,12 +61,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       ...RUN_TOKEN_REFUSALS,
       500: { description: "artifact_integrity_failure: the stored bytes do not match" },
     },
-    handler: ({ sql, state, params, request, log }) =>
-      runArtifact(
-        sql,
-        { headers: request.headers, runId: params.eval_run_id, secretKey: state.secretKey },
-        log,
-      ),
+    handler: ({ sql, bearer: run, log }) => runArtifact(sql, run, log),
   });
 
   router.public({
@@ -91,14 +79,8 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       ...RUN_TOKEN_REFUSALS,
       409: { description: "run_not_running" },
     },
-    handler: async ({ sql, state, params, request }) =>
-      json(
-        await runEnv(sql, {
-          headers: request.headers,
-          runId: params.eval_run_id,
-          secretKey: state.secretKey,
-        }),
-      ),
+    handler: async ({ sql, state, bearer: run }) =>
+      json(await runEnv(sql, { runId: run.id, secretKey: state.secretKey })),
   });
 
   router.public({
@@ -125,14 +107,9 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       409: { description: "nonce_reused, run_not_running" },
       410: RUN_TOKEN_REFUSALS[410],
     },
-    handler: async ({ sql, state, params, request, body }) =>
+    handler: async ({ sql, state, bearer: run, body }) =>
       json(
-        await openTelemetrySession(sql, {
-          headers: request.headers,
-          runId: params.eval_run_id,
-          grant: body,
-          secretKey: state.secretKey,
-        }),
+        await openTelemetrySession(sql, { runId: run.id, grant: body, secretKey: state.secretKey }),
       ),
   });
 
@@ -158,15 +135,8 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       },
       410: RUN_TOKEN_REFUSALS[410],
     },
-    handler: async ({ sql, state, params, request, body }) =>
-      json(
-        await recordProgress(sql, {
-          headers: request.headers,
-          runId: params.eval_run_id,
-          event: body,
-          secretKey: state.secretKey,
-        }),
-      ),
+    handler: async ({ sql, state, bearer: run, body }) =>
+      json(await recordProgress(sql, { runId: run.id, event: body, secretKey: state.secretKey })),
   });
 
   router.public({
@@ -195,14 +165,12 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       410: { description: "capability_revoked: the run was cancelled, expired or failed" },
       503: { description: "verifier_unavailable: nothing decided (Retry-After)" },
     },
-    handler: async ({ sql, state, params, request, body, rawBody, log }) => {
+    handler: async ({ sql, state, bearer: run, body, rawBody, log }) => {
       canonicalResultBody(rawBody!);
       const answer = await receiveResult(sql, {
-        headers: request.headers,
-        runId: params.eval_run_id,
+        runId: run.id,
         result: body,
         bytes: rawBody!,
-        secretKey: state.secretKey,
         verifier: state.verifier,
         log,
       });

@@ -5,7 +5,6 @@
  * pointer, the run's "issue" status event and the submission's move to eval_running.
  */
 import type { TransactionSql } from "@platform/challenge-sdk";
-import { CapabilityDomain, deriveKey, issueCapabilityToken, KeyLabel } from "../crypto/index.js";
 import type { OwnedSubmission } from "../review/index.js";
 import {
   appendStatusEvent,
@@ -14,6 +13,7 @@ import {
   transitionSubmission,
 } from "../state/index.js";
 import { buildEvalPlan, DEFAULT_TRIALS, type EvalPlan, newRunId } from "./eval-plan.js";
+import { runToken } from "./run-bearer.js";
 import type { TaskSet } from "./task-set.js";
 import type { VerifiedAllow } from "./verified-allow.js";
 
@@ -47,11 +47,7 @@ export async function issueRun(
   const { submission, allow } = input;
   const [{ now }] = (await tx`select now() as now`) as unknown as [{ now: Date }];
   const runId = newRunId();
-  const { token, sha256 } = issueCapabilityToken(
-    deriveKey(input.secretKey, KeyLabel.runToken),
-    CapabilityDomain.evalRun,
-    runId,
-  );
+  const { token, hash: tokenSha256 } = runToken(input.secretKey, runId);
   const expiresAt = new Date(now.getTime() + EVAL_RUN_TTL_SECONDS * 1000);
   const { plan, digest } = buildEvalPlan({
     runId,
@@ -61,7 +57,7 @@ export async function issueRun(
     agentSha256: submission.artifact_sha256,
     taskSet: input.taskSet,
     trials: DEFAULT_TRIALS,
-    runTokenSha256: sha256,
+    runTokenSha256: tokenSha256,
     issuedAt: now,
     expiresAt,
   });
@@ -72,7 +68,7 @@ export async function issueRun(
     values (
       ${runId}, ${submission.id}, ${allow.assignmentId}, ${input.runNumber},
       ${input.reviewRunNumber}, ${input.predecessorId}, 'prepared', ${tx.json(plan as never)},
-      ${digest}, ${sha256}, ${now}, ${plan.nonce}, ${now}, ${expiresAt})`;
+      ${digest}, ${tokenSha256}, ${now}, ${plan.nonce}, ${now}, ${expiresAt})`;
   await tx`update submissions set current_eval_run_id = ${runId} where id = ${submission.id}`;
   await appendStatusEvent(tx, {
     submissionId: submission.id,

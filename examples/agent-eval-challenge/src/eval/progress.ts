@@ -12,7 +12,7 @@ import { canonicalJson, type JsonValue } from "../crypto/index.js";
 import { openMinerEnv } from "../env/miner-env.js";
 import { envSpellings, redactSecrets } from "../live/redaction.js";
 import { reviewTransaction } from "../review/index.js";
-import { authorizeTelemetry } from "./telemetry-auth.js";
+import { lockRun } from "./run-bearer.js";
 import { TELEMETRY_ERROR_CODES } from "./telemetry-session.js";
 
 export type ProgressEventRecord = Static<typeof ProgressEvent>;
@@ -38,11 +38,11 @@ export interface ProgressAnswer {
 
 export async function recordProgress(
   sql: Sql,
-  input: { headers: Headers; runId: string; event: ProgressEventRecord; secretKey: Buffer },
+  input: { runId: string; event: ProgressEventRecord; secretKey: Buffer },
 ): Promise<ProgressAnswer> {
   const { event } = input;
   return reviewTransaction(sql, undefined, async (tx) => {
-    const run = await authorizeTelemetry(tx, input);
+    const run = await lockRun(tx, input.runId);
     if (run.state !== "running") {
       throw new HttpError(
         409,
@@ -74,7 +74,7 @@ export async function recordProgress(
     // values included (the views redact the shapes again when they read, but know no env).
     const stored = await redactedEvent(tx, event, run.submission_id, input.secretKey);
     const payload = canonicalJson(stored as unknown as JsonValue);
-    // The run row is locked (authorizeTelemetry): a task's events are judged one at a time.
+    // The run row is locked (lockRun): a task's events are judged one at a time.
     const [latest] = await tx<{ max_seq: number | null; same: string | null }[]>`
       select max(seq) as max_seq,
         (select payload::text from eval_task_events

@@ -16,7 +16,7 @@ import { CanonicalJsonError, parseCanonical } from "../crypto/index.js";
 import { reviewTransaction } from "../review/index.js";
 import { type EvalRunState, transitionEvalRun } from "../state/index.js";
 import { checkResultLocally, type EvalResult } from "./eval-result.js";
-import { authorizeRun } from "./run-bearer.js";
+import { lockRun } from "./run-bearer.js";
 
 export const RESULT_ERROR_CODES = {
   /** 400: the body is not byte-exact canonical JSON (RFC 8785). */
@@ -76,11 +76,9 @@ export function canonicalResultBody(bytes: Uint8Array): void {
 export async function receiveResult(
   sql: Sql,
   input: {
-    headers: Headers;
     runId: string;
     result: EvalResult;
     bytes: Uint8Array;
-    secretKey: Buffer;
     verifier: QuoteVerifier;
     log: Logger;
   },
@@ -88,7 +86,7 @@ export async function receiveResult(
   const resultSha256 = createHash("sha256").update(input.bytes).digest("hex");
   type Answer = { status: 200 | 202; receipt: ResultReceipt };
   const first = await reviewTransaction(sql, undefined, async (tx): Promise<Answer | Pending> => {
-    const run = await authorizeRun(tx, input);
+    const run = await lockRun(tx, input.runId);
     const [stored] = await tx<ResultRow[]>`
       select result_sha256, body, received_at, verification from eval_results
       where run_id = ${run.id}`;

@@ -1,26 +1,23 @@
 /**
- * The run-scoped bearer (`Authorization: Bearer <EVAL_RUN_TOKEN>`) of the eval VM's routes. The
- * token is `<run id>.<HMAC>`; only its sha256 is stored. Judged twice: by the route's `bearer`
- * check (`runBearer`), before the body is read, so a caller without a token of this run learns
- * nothing about the route's schema; then inside the route's transaction, after lazy expiry: a
- * cancelled, expired or failed run's token still verifies cryptographically, and only the state
- * revokes it (410 on these writes).
+ * The run-scoped bearer (`Authorization: Bearer <EVAL_RUN_TOKEN>`) of the eval VM's routes: a
+ * capability token of the run (crypto/capability-scopes.ts), only its sha256 stored. The
+ * routes' `bearer` check (`runBearer`) resolves it to the run, before the body is read, after
+ * lazy expiry: a cancelled, expired or failed run's token still verifies cryptographically, and
+ * only the state revokes it (410). A handler that writes locks the run (`lockRun`), which judges
+ * the state again: the run may have moved since its bearer was checked.
  */
 import {
   type BearerCheck,
   HttpError,
-  type Sql,
+  type IssuedCapabilityToken,
+  issueCapabilityToken,
+  readCapabilityToken,
   type TransactionSql,
+  verifyCapabilityToken,
 } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import {
-  CapabilityDomain,
-  checkCapabilityToken,
-  deriveKey,
-  KeyLabel,
-  parseCapabilityToken,
-} from "../crypto/index.js";
-import { presentedBearer } from "../review/assignment-bearer.js";
+import { capabilityScope } from "../crypto/index.js";
+import { reviewTransaction } from "../review/index.js";
 import type { Settings } from "../settings.js";
 import { type EvalRunState, RETRYABLE_EVAL_RUN_STATES } from "../state/index.js";
 import type { EvalPlan } from "./eval-plan.js";
@@ -32,6 +29,7 @@ export const RUN_BEARER_CODES = {
   capabilityRevoked: "capability_revoked",
 } as const;
 
+/** The run a verified token opens, as the eval VM's routes need it. */
 export interface AuthorizedRun {
   id: string;
   submission_id: string;
@@ -41,74 +39,61 @@ export interface AuthorizedRun {
   plan_sha256: string;
 }
 
-const NO_STORED_HASH = "0".repeat(64);
-
-/** Whether `token` is run `runId`'s and verifies against `storedHash`. */
-function tokenOfRun(
-  secretKey: Buffer,
-  runId: string,
-  token: string,
-  storedHash: string | undefined,
-): boolean {
-  const parsed = parseCapabilityToken(token);
-  const verified = checkCapabilityToken(
-    deriveKey(secretKey, KeyLabel.runToken),
-    CapabilityDomain.evalRun,
-    token,
-    storedHash ?? NO_STORED_HASH,
-  );
-  return parsed !== null && parsed.id === runId && storedHash !== undefined && verified;
+/** The token of run `runId` (deterministic: an HMAC of the id). */
+export function runToken(secretKey: Buffer, runId: string): IssuedCapabilityToken {
+  return issueCapabilityToken({ ...capabilityScope(secretKey, "evalRun"), id: runId });
 }
 
 /**
- * The eval VM routes' `bearer`: a token of the path's run whose MAC and stored hash verify (else
- * 401 invalid_token, before the body is read). Whether the run's state still lets it in is
- * judged by authorizeRun, in the route's transaction.
+ * The eval VM routes' `bearer`: the path's run, if the token is its live token. Refused before
+ * the body is read: 401 invalid_token (malformed, another run's, a MAC or hash that does not
+ * verify), 410 capability_revoked (the run was cancelled, expired or failed).
  */
-export const runBearer: BearerCheck<Settings, AgentEvalState> = async (
+export const runBearer: BearerCheck<Settings, AgentEvalState, AuthorizedRun | null> = async (
   token,
   { sql, state, pathParams },
 ) => {
   const runId = pathParams["eval_run_id"] ?? "";
-  if (parseCapabilityToken(token)?.id !== runId) return false;
-  return tokenOfRun(state.secretKey, runId, token, await storedHash(sql, runId));
+  // A token of another run (or none at all) costs no query.
+  if (readCapabilityToken(token)?.id !== runId) return null;
+  return reviewTransaction(sql, undefined, async (tx) => {
+    const [row] = await tx<(AuthorizedRun & { token_sha256: string })[]>`
+      select id, submission_id, review_assignment_id, state, plan, plan_sha256, token_sha256
+      from eval_runs where id = ${runId}`;
+    // Verified whether or not the row exists: a missing run costs the same comparisons.
+    const verdict = verifyCapabilityToken(token, {
+      ...capabilityScope(state.secretKey, "evalRun"),
+      id: runId,
+      storedHash: row?.token_sha256,
+    });
+    if (!row || !verdict.ok) return null;
+    judgeRun(row.id, row.state);
+    const { token_sha256: _stored, ...run } = row;
+    return run;
+  });
 };
 
-async function storedHash(sql: Sql, runId: string): Promise<string | undefined> {
-  const [row] = await sql<{ token_sha256: string }[]>`
-    select token_sha256 from eval_runs where id = ${runId}`;
-  return row?.token_sha256;
+/**
+ * The run `runId` locked `for update` inside `tx`, judged again (410 once revoked): what a
+ * handler that writes works on after `runBearer` let the request in.
+ */
+export async function lockRun(tx: TransactionSql, runId: string): Promise<AuthorizedRun> {
+  const [run] = await tx<AuthorizedRun[]>`
+    select id, submission_id, review_assignment_id, state, plan, plan_sha256
+    from eval_runs where id = ${runId} for update`;
+  // Runs are never deleted: a run its bearer found and this transaction cannot is a broken database.
+  if (!run) throw new Error(`eval run ${runId} vanished after its bearer was checked`);
+  judgeRun(run.id, run.state);
+  return run;
 }
 
-/** The run `runId` if `headers` carry its live token, else 401 / 410. Lock it (`for update`). */
-export async function authorizeRun(
-  tx: TransactionSql,
-  input: { headers: Headers; runId: string; secretKey: Buffer },
-): Promise<AuthorizedRun> {
-  const unauthorized = (message: string) =>
-    new HttpError(401, RUN_BEARER_CODES.invalidToken, message, {
-      headers: { "www-authenticate": "Bearer" },
-    });
-  const token = presentedBearer(input.headers);
-  if (token === null) throw unauthorized("Missing bearer token.");
-  const parsed = parseCapabilityToken(token);
-  if (parsed === null || parsed.id !== input.runId) {
-    throw unauthorized("The token is not a token of this run.");
-  }
-  const [row] = await tx<(AuthorizedRun & { token_sha256: string })[]>`
-    select id, submission_id, review_assignment_id, state, plan, plan_sha256, token_sha256
-    from eval_runs where id = ${input.runId} for update`;
-  // Verified whether or not the row exists: a missing run costs the same comparisons.
-  const verified = tokenOfRun(input.secretKey, input.runId, token, row?.token_sha256);
-  if (!row || !verified) throw unauthorized("Invalid bearer token.");
-  if ((RETRYABLE_EVAL_RUN_STATES as readonly string[]).includes(row.state)) {
+function judgeRun(id: string, state: EvalRunState): void {
+  if ((RETRYABLE_EVAL_RUN_STATES as readonly string[]).includes(state)) {
     throw new HttpError(
       410,
       RUN_BEARER_CODES.capabilityRevoked,
-      `The capability of eval run ${row.id} was revoked (${row.state}).`,
-      { extra: { state: row.state } },
+      `The capability of eval run ${id} was revoked (${state}).`,
+      { extra: { state } },
     );
   }
-  const { token_sha256: _stored, ...run } = row;
-  return run;
 }

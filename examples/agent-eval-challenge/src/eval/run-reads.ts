@@ -10,10 +10,8 @@ import { verifiedArtifactBytes } from "../review/assignment-artifact.js";
 import { reviewTransaction } from "../review/index.js";
 import { type EvalRunState, PRE_RESULT_EVAL_RUN_STATES } from "../state/index.js";
 import type { EvalPlan } from "./eval-plan.js";
-import { authorizeRun } from "./run-bearer.js";
+import { type AuthorizedRun, lockRun } from "./run-bearer.js";
 import { TELEMETRY_ERROR_CODES } from "./telemetry-session.js";
-
-type RunRequest = { headers: Headers; runId: string; secretKey: Buffer };
 
 export interface EvalRunView {
   run_id: string;
@@ -22,26 +20,20 @@ export interface EvalRunView {
   plan_sha256: string;
 }
 
-export function readRun(sql: Sql, input: RunRequest): Promise<EvalRunView> {
-  return reviewTransaction(sql, undefined, async (tx) => {
-    const run = await authorizeRun(tx, input);
-    return { run_id: run.id, state: run.state, plan: run.plan, plan_sha256: run.plan_sha256 };
-  });
+/** The run its bearer opened, as the eval VM reads it. */
+export function runView(run: AuthorizedRun): EvalRunView {
+  return { run_id: run.id, state: run.state, plan: run.plan, plan_sha256: run.plan_sha256 };
 }
 
-export async function runArtifact(sql: Sql, input: RunRequest, log: Logger): Promise<Response> {
-  const { bytes, sha256 } = await reviewTransaction(sql, undefined, async (tx) => {
-    const run = await authorizeRun(tx, input);
-    const [row] = await tx<{ artifact: Uint8Array }[]>`
-      select artifact from submissions where id = ${run.submission_id}`;
-    if (!row) throw new Error(`submission ${run.submission_id} of eval run ${run.id} is missing`);
-    const expectedSha256 = run.plan.agent_sha256;
-    const checked = verifiedArtifactBytes(
-      { submissionId: run.submission_id, bytes: row.artifact, expectedSha256 },
-      log,
-    );
-    return { bytes: checked, sha256: expectedSha256 };
-  });
+export async function runArtifact(sql: Sql, run: AuthorizedRun, log: Logger): Promise<Response> {
+  const [row] = await sql<{ artifact: Uint8Array }[]>`
+    select artifact from submissions where id = ${run.submission_id}`;
+  if (!row) throw new Error(`submission ${run.submission_id} of eval run ${run.id} is missing`);
+  const sha256 = run.plan.agent_sha256;
+  const bytes = verifiedArtifactBytes(
+    { submissionId: run.submission_id, bytes: row.artifact, expectedSha256: sha256 },
+    log,
+  );
   return new Response(new Uint8Array(bytes), {
     status: 200,
     headers: {
@@ -53,12 +45,13 @@ export async function runArtifact(sql: Sql, input: RunRequest, log: Logger): Pro
   });
 }
 
+/** The key release: locked, so a result cannot land between the check and the opening. */
 export function runEnv(
   sql: Sql,
-  input: RunRequest,
+  input: { runId: string; secretKey: Buffer },
 ): Promise<{ run_id: string; env: Record<string, string> }> {
   return reviewTransaction(sql, undefined, async (tx) => {
-    const run = await authorizeRun(tx, input);
+    const run = await lockRun(tx, input.runId);
     if (!(PRE_RESULT_EVAL_RUN_STATES as readonly string[]).includes(run.state)) {
       throw new HttpError(
         409,

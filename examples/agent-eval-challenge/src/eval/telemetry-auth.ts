@@ -4,11 +4,10 @@
  * usable session); a session opens its own run only, and only until it expires (1 h).
  */
 import { createHmac } from "node:crypto";
-import { type AuthHook, HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
+import { type AuthHook, HttpError, type Sql } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import { deriveKey, KeyLabel } from "../crypto/index.js";
 import type { Settings } from "../settings.js";
-import { type AuthorizedRun, authorizeRun } from "./run-bearer.js";
 
 export const TELEMETRY_SESSION_HEADER = "x-telemetry-session";
 
@@ -29,7 +28,7 @@ export function telemetrySessionMac(secretKey: Buffer, sessionId: string): strin
 
 /** Whether `sessionId` is a live telemetry session of run `runId`. */
 async function sessionIsLive(
-  sql: Sql | TransactionSql,
+  sql: Sql,
   input: { secretKey: Buffer; runId: string; sessionId: string },
 ): Promise<boolean> {
   if (!SESSION_ID.test(input.sessionId)) return false;
@@ -51,7 +50,8 @@ function sessionRefused(runId: string): HttpError {
 /**
  * The `auth` of the routes that need a telemetry session (after the route's `runBearer`):
  * X-Telemetry-Session must name a live session of the path's run, else 401
- * invalid_telemetry_session, before the body is read.
+ * invalid_telemetry_session, before the body is read. Judged once: a session that expires while
+ * the request runs ends with its next request.
  */
 export const telemetrySessionAuth: AuthHook<Settings, AgentEvalState> = async ({
   sql,
@@ -65,18 +65,3 @@ export const telemetrySessionAuth: AuthHook<Settings, AgentEvalState> = async ({
     throw sessionRefused(runId);
   }
 };
-
-/**
- * The run `runId` (locked `for update`) if `headers` carry its live run token (else 401 / 410,
- * as run-bearer.ts) and a live telemetry session of that run (else 401).
- */
-export async function authorizeTelemetry(
-  tx: TransactionSql,
-  input: { headers: Headers; runId: string; secretKey: Buffer },
-): Promise<AuthorizedRun> {
-  const run = await authorizeRun(tx, input);
-  const sessionId = input.headers.get(TELEMETRY_SESSION_HEADER) ?? "";
-  const live = await sessionIsLive(tx, { secretKey: input.secretKey, runId: run.id, sessionId });
-  if (!live) throw sessionRefused(run.id);
-  return run;
-}

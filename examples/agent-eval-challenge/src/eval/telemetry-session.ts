@@ -1,7 +1,7 @@
 /**
  * POST /evaluation/v1/runs/{id}/telemetry-session: the eval VM, holding the run token, opens a
  * telemetry session with a grant the submission's hotkey signed (telemetry-grant.ts). Checked in
- * order: the run token (401 / 410), the run before any result (409 run_not_running), the
+ * order: the run token (401 / 410, the route's bearer), the run before any result (409 run_not_running), the
  * timestamp within ±300 s (401 timestamp_out_of_window), the hotkey is the submission's (403
  * hotkey_mismatch), the sr25519 signature (401 invalid_signature), then the nonce, unique per
  * hotkey for good (409 nonce_reused). Sessions live in the database, not in memory, so every
@@ -17,7 +17,7 @@ import {
   PRE_RESULT_EVAL_RUN_STATES,
   transitionEvalRun,
 } from "../state/index.js";
-import { authorizeRun } from "./run-bearer.js";
+import { lockRun } from "./run-bearer.js";
 import { telemetrySessionMac } from "./telemetry-auth.js";
 import {
   TELEMETRY_GRANT_SKEW_SECONDS,
@@ -50,11 +50,11 @@ export interface TelemetrySessionAnswer {
 
 export async function openTelemetrySession(
   sql: Sql,
-  input: { headers: Headers; runId: string; grant: TelemetryGrant; secretKey: Buffer },
+  input: { runId: string; grant: TelemetryGrant; secretKey: Buffer },
 ): Promise<TelemetrySessionAnswer> {
   const { grant } = input;
   return reviewTransaction(sql, undefined, async (tx) => {
-    const run = await authorizeRun(tx, input);
+    const run = await lockRun(tx, input.runId);
     if (!(PRE_RESULT_EVAL_RUN_STATES as readonly string[]).includes(run.state)) {
       throw new HttpError(
         409,

@@ -1,22 +1,33 @@
 /**
- * The per-attempt bearer of the events route: `<attempt id>.<HMAC>` under its own purpose key
- * and capability domain, so it opens one attempt's log stream and nothing else (not the run's
- * routes, not another attempt's stream, not an internal route). Only its sha256 is stored.
- * Issuing is deterministic: opening the same trial again answers the same token, so an eval
- * worker that lost the answer can go on. The run's state revokes it (410 on the events route),
- * not a deleted hash.
+ * The per-attempt bearer of the events route: a capability token of the attempt, under its own
+ * purpose key and scope (crypto/capability-scopes.ts), so it opens one attempt's log stream and
+ * nothing else (not the run's routes, not another attempt's stream, not an internal route). Only
+ * its sha256 is stored. Issuing is deterministic: opening the same trial again answers the same
+ * token, so an eval worker that lost the answer can go on. The run's state revokes it (410), not
+ * a deleted hash.
  */
 import { randomBytes } from "node:crypto";
-import type { Sql } from "@platform/challenge-sdk";
 import {
-  CapabilityDomain,
-  checkCapabilityToken,
-  deriveKey,
+  type BearerCheck,
   type IssuedCapabilityToken,
   issueCapabilityToken,
-  KeyLabel,
-  parseCapabilityToken,
-} from "../crypto/index.js";
+  readCapabilityToken,
+  verifyCapabilityToken,
+} from "@platform/challenge-sdk";
+import type { AgentEvalState } from "../agent-eval-state.js";
+import { capabilityScope } from "../crypto/index.js";
+import { reviewTransaction } from "../review/index.js";
+import type { Settings } from "../settings.js";
+import { judgeAttemptRun } from "./attempt-events.js";
+
+/** The attempt a verified token opens: where its lines are attributed. */
+export interface AuthorizedAttempt {
+  id: string;
+  run_id: string;
+  submission_id: string;
+  task_id: string;
+  trial: number;
+}
 
 /** A fresh attempt id: 18 random bytes, base64url (like run ids). */
 export function newAttemptId(): string {
@@ -25,11 +36,7 @@ export function newAttemptId(): string {
 
 /** The token of attempt `attemptId` (the same every time). */
 export function attemptToken(secretKey: Buffer, attemptId: string): IssuedCapabilityToken {
-  return issueCapabilityToken(
-    deriveKey(secretKey, KeyLabel.attemptToken),
-    CapabilityDomain.evalAttempt,
-    attemptId,
-  );
+  return issueCapabilityToken({ ...capabilityScope(secretKey, "evalAttempt"), id: attemptId });
 }
 
 /** The path of an attempt's events route (what the attempts route answers as events_path). */
@@ -37,29 +44,34 @@ export function attemptEventsPath(attemptId: string): string {
   return `/internal/v1/evaluations/${attemptId}/events`;
 }
 
-const EVENTS_PATH = /\/internal\/v1\/evaluations\/([A-Za-z0-9_-]{1,64})\/events$/;
-
-// Compared against when no row exists, so an unknown attempt costs the same comparisons.
-const NO_STORED_HASH = "0".repeat(64);
-
 /**
- * Whether `token` is the live token of the attempt the request's path names: a token of
- * another attempt, a run token (other domain and key), the challenge's internal token or a
- * review token all fail here. The run's state is judged later, in the route's transaction.
+ * The events route's `bearer`: the path's attempt, if the token is its live token (a token of
+ * another attempt, a run token, the challenge's internal token or a review token: 401
+ * invalid_internal_token), while its run may still log (else 410 capability_revoked), judged
+ * after lazy expiry and before the body is read.
  */
-export async function checkAttemptBearer(
-  sql: Sql,
-  input: { secretKey: Buffer; url: URL; token: string },
-): Promise<boolean> {
-  const attemptId = EVENTS_PATH.exec(input.url.pathname)?.[1];
-  const parsed = parseCapabilityToken(input.token);
-  if (attemptId === undefined || parsed === null || parsed.id !== attemptId) return false;
-  const [row] = await sql<{ token_sha256: string }[]>`
-    select token_sha256 from eval_attempts where id = ${attemptId}`;
-  return checkCapabilityToken(
-    deriveKey(input.secretKey, KeyLabel.attemptToken),
-    CapabilityDomain.evalAttempt,
-    input.token,
-    row?.token_sha256 ?? NO_STORED_HASH,
-  );
-}
+export const attemptBearer: BearerCheck<
+  Settings,
+  AgentEvalState,
+  AuthorizedAttempt | null
+> = async (token, { sql, state, pathParams }) => {
+  const attemptId = pathParams["attempt_id"] ?? "";
+  if (readCapabilityToken(token)?.id !== attemptId) return null;
+  return reviewTransaction(sql, undefined, async (tx) => {
+    const [row] = await tx<(AuthorizedAttempt & { token_sha256: string; run_state: string })[]>`
+        select a.id, a.run_id, a.submission_id, a.task_id, a.trial, a.token_sha256,
+          r.state as run_state
+        from eval_attempts a join eval_runs r on r.id = a.run_id
+        where a.id = ${attemptId}`;
+    // Verified whether or not the row exists: an unknown attempt costs the same comparisons.
+    const verdict = verifyCapabilityToken(token, {
+      ...capabilityScope(state.secretKey, "evalAttempt"),
+      id: attemptId,
+      storedHash: row?.token_sha256,
+    });
+    if (!row || !verdict.ok) return null;
+    const { token_sha256: _stored, run_state: runState, ...attempt } = row;
+    judgeAttemptRun(attempt.run_id, runState);
+    return attempt;
+  });
+};

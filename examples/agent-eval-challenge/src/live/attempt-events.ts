@@ -147,9 +147,24 @@ interface AttemptRow {
 }
 
 /** States in which a run's attempts may still log (the worker flushes after its result). */
-const LOGGING_RUN_STATES = ["running", "verifying"];
+const LOGGING_RUN_STATES: readonly string[] = ["running", "verifying"];
 
-/** Record `lines` for attempt `attemptId` (its bearer was checked by the route). */
+/** 410 once an attempt's run no longer takes lines (it ended). */
+export function judgeAttemptRun(runId: string, runState: string): void {
+  if (!LOGGING_RUN_STATES.includes(runState)) {
+    throw new HttpError(
+      410,
+      EVENT_ERROR_CODES.capabilityRevoked,
+      `Eval run ${runId} is ${runState}: its attempts log no more.`,
+      { extra: { state: runState } },
+    );
+  }
+}
+
+/**
+ * Record `lines` for attempt `attemptId` (the route's `attemptBearer` opened it); its run is
+ * locked and judged again (410), since it may have ended since the bearer was checked.
+ */
 export async function recordAttemptEvents(
   sql: Sql,
   input: { attemptId: string; lines: readonly EventLine[]; secretKey: Buffer; caps?: EventCaps },
@@ -169,14 +184,7 @@ export async function recordAttemptEvents(
     // The run row is locked: every writer of a run's events (this route, progress) takes that
     // lock, so event ids are committed in order per submission (the live feed resumes on them)
     // and the byte counts below cannot be raced past a cap.
-    if (!LOGGING_RUN_STATES.includes(attempt.run_state)) {
-      throw new HttpError(
-        410,
-        EVENT_ERROR_CODES.capabilityRevoked,
-        `Eval run ${attempt.run_id} is ${attempt.run_state}: its attempts log no more.`,
-        { extra: { state: attempt.run_state } },
-      );
-    }
+    judgeAttemptRun(attempt.run_id, attempt.run_state);
     const env = await openMinerEnv(tx, attempt.submission_id, input.secretKey);
     const secrets = { exact: envSpellings(Object.values(env ?? {})) };
     const [used] = await tx<{ task_bytes: string; submission_bytes: string }[]>`

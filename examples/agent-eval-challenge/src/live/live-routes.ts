@@ -16,7 +16,7 @@ import { runBearer } from "../eval/run-bearer.js";
 import { telemetrySessionAuth } from "../eval/telemetry-auth.js";
 import { RunIdParams, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
-import { checkAttemptBearer } from "./attempt-bearer.js";
+import { attemptBearer } from "./attempt-bearer.js";
 import {
   EVENT_ERROR_CODES,
   MAX_EVENT_LINES,
@@ -139,10 +139,9 @@ export function liveRoutes(
       },
       410: { description: "capability_revoked: the run was cancelled, expired or failed" },
     },
-    handler: async ({ sql, state, slug, params, request, body }) => {
+    handler: async ({ sql, state, slug, bearer: run, body }) => {
       const opened = await openAttempt(sql, {
-        headers: request.headers,
-        runId: params.eval_run_id,
+        runId: run.id,
         taskId: body.task_id,
         trial: body.trial,
         secretKey: state.secretKey,
@@ -170,8 +169,7 @@ export function liveRoutes(
     body: "raw",
     contentTypes: ["application/x-ndjson"],
     bodyLimit: MAX_EVENTS_BODY_BYTES,
-    bearer: (token, info) =>
-      checkAttemptBearer(info.sql, { secretKey: info.state.secretKey, url: info.url, token }),
+    bearer: attemptBearer,
     responses: {
       202: { description: "Counts of the lines", schema: AttemptEventsReceipt },
       401: { description: "invalid_internal_token: not this attempt's token" },
@@ -186,10 +184,10 @@ export function liveRoutes(
           EVENT_ERROR_CODES.invalidEncoding,
       ),
     },
-    handler: async ({ sql, state, params, body }) => {
+    handler: async ({ sql, state, bearer: attempt, body }) => {
       const lines = parseEventLines(body);
       const receipt = await recordAttemptEvents(sql, {
-        attemptId: params.attempt_id,
+        attemptId: attempt.id,
         lines,
         secretKey: state.secretKey,
       });

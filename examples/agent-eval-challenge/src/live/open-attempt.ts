@@ -5,7 +5,7 @@
  * attempt and the same token (200), so a worker that lost the first answer (201) can go on.
  */
 import { HttpError, type Sql } from "@platform/challenge-sdk";
-import { authorizeTelemetry } from "../eval/telemetry-auth.js";
+import { lockRun } from "../eval/run-bearer.js";
 import { TELEMETRY_ERROR_CODES } from "../eval/telemetry-session.js";
 import { reviewTransaction } from "../review/index.js";
 import { attemptEventsPath, attemptToken, newAttemptId } from "./attempt-bearer.js";
@@ -30,7 +30,6 @@ export interface OpenedAttempt {
 export async function openAttempt(
   sql: Sql,
   input: {
-    headers: Headers;
     runId: string;
     taskId: string;
     trial: number;
@@ -40,7 +39,7 @@ export async function openAttempt(
 ): Promise<{ status: 200 | 201; attempt: OpenedAttempt }> {
   return reviewTransaction(sql, undefined, async (tx) => {
     // The run row is locked: two opens of one trial are judged one after the other.
-    const run = await authorizeTelemetry(tx, input);
+    const run = await lockRun(tx, input.runId);
     if (run.state !== "running") {
       throw new HttpError(
         409,
@@ -78,7 +77,7 @@ export async function openAttempt(
     await tx`
       insert into eval_attempts (id, run_id, submission_id, task_id, trial, token_sha256)
       values (${attemptId}, ${run.id}, ${run.submission_id}, ${input.taskId}, ${input.trial},
-        ${attemptToken(input.secretKey, attemptId).sha256})`;
+        ${attemptToken(input.secretKey, attemptId).hash})`;
     return { status: 201, attempt: answer(attemptId) };
   });
 }

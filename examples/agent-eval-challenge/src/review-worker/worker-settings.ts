@@ -4,7 +4,7 @@
  * checked whole, so a bad variable stops the worker before it touches the network.
  */
 import { fileURLToPath } from "node:url";
-import { parseCapabilityToken } from "../crypto/index.js";
+import { readCapabilityToken } from "@platform/challenge-sdk";
 import { httpUrl, ownDigest } from "../worker-environment.js";
 
 /** The reviewer named in every report (and measured into RTMR3). */
@@ -46,7 +46,7 @@ export function loadWorkerSettings(
 ): WorkerSettings {
   const problems: string[] = [];
   const token = env.REVIEW_SESSION_TOKEN?.trim() ?? "";
-  const parsed = token === "" ? null : parseCapabilityToken(token);
+  const parsed = token === "" ? null : readCapabilityToken(token);
   if (token === "") problems.push("REVIEW_SESSION_TOKEN is required");
   else if (parsed === null) problems.push("REVIEW_SESSION_TOKEN is not an assignment token");
 

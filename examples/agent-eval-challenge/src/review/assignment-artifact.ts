@@ -4,7 +4,7 @@
  * under a good digest.
  */
 import { createHash } from "node:crypto";
-import { HttpError, type Logger, type TransactionSql } from "@platform/challenge-sdk";
+import { HttpError, type Logger, type Sql } from "@platform/challenge-sdk";
 import type { AuthorizedAssignment } from "./assignment-bearer.js";
 import { VM_ERROR_CODES } from "./vm-errors.js";
 
@@ -37,13 +37,13 @@ export function verifiedArtifactBytes(artifact: StoredArtifact, log: Logger): Ui
   return artifact.bytes;
 }
 
-/** The assignment's artifact, read in `tx` and re-hashed against the assignment core's sha256. */
+/** The assignment's artifact, read and re-hashed against the assignment core's sha256. */
 export async function assignmentArtifact(
-  tx: TransactionSql,
+  sql: Sql,
   assignment: AuthorizedAssignment,
   log: Logger,
 ): Promise<Response> {
-  const [row] = await tx<{ artifact: Uint8Array }[]>`
+  const [row] = await sql<{ artifact: Uint8Array }[]>`
     select artifact from submissions where id = ${assignment.submission_id}`;
   // The assignment references its submission (foreign key): a missing row is a broken database.
   if (!row) throw new Error(`submission ${assignment.submission_id} of an assignment is missing`);

@@ -1,32 +1,28 @@
 /**
  * The assignment-scoped bearer (`Authorization: Bearer <REVIEW_SESSION_TOKEN>`) of the review
- * VM's routes. The token is `<assignment id>.<HMAC>`; only its sha256 is stored. It is judged
- * twice: by the route's `bearer` check (`assignmentBearer`), which the SDK runs before the body
- * is read, so a caller without a token of this assignment learns nothing about the route's
- * schema; then inside the route's transaction, after lazy expiry, because the assignment's state
- * is part of the verdict: a cancelled assignment's token still verifies cryptographically (its
- * stored hash never changes), and only the state check revokes it.
+ * VM's routes: a capability token of the assignment (crypto/capability-scopes.ts), only its
+ * sha256 stored. The routes' `bearer` check (`assignmentBearer`) resolves it to the assignment,
+ * before the body is read, after lazy expiry, so the assignment's state is part of the verdict:
+ * a cancelled assignment's token still verifies cryptographically (its stored hash never
+ * changes), and only the state revokes it. The handler gets the assignment as `ctx.bearer`.
  */
 import {
   type BearerCheck,
   HttpError,
-  type Sql,
-  type TransactionSql,
+  type IssuedCapabilityToken,
+  issueCapabilityToken,
+  readCapabilityToken,
+  verifyCapabilityToken,
 } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import {
-  CapabilityDomain,
-  checkCapabilityToken,
-  deriveKey,
-  KeyLabel,
-  parseCapabilityToken,
-} from "../crypto/index.js";
+import { capabilityScope } from "../crypto/index.js";
 import type { Settings } from "../settings.js";
 import {
   ACTIVE_ASSIGNMENT_STATES,
   type AssignmentState,
   FREELY_RETRYABLE_ASSIGNMENT_STATES,
 } from "../state/index.js";
+import { reviewTransaction } from "./_review-transaction.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
 import { VM_ERROR_CODES } from "./vm-errors.js";
 
@@ -47,106 +43,68 @@ export interface AuthorizedAssignment {
   failure: Record<string, unknown> | null;
 }
 
-// Compared against when no row exists, so a missing assignment costs the same two
-// constant-time comparisons as a present one (the MAC already fails for an id never issued).
-const NO_STORED_HASH = "0".repeat(64);
-
-function unauthorized(message: string): HttpError {
-  return new HttpError(401, VM_ERROR_CODES.invalidToken, message, {
-    headers: { "www-authenticate": "Bearer" },
+/** The token of assignment `assignmentId` (the same every time: re-deriving it is re-delivering it). */
+export function assignmentToken(secretKey: Buffer, assignmentId: string): IssuedCapabilityToken {
+  return issueCapabilityToken({
+    ...capabilityScope(secretKey, "reviewAssignment"),
+    id: assignmentId,
   });
 }
 
-/** Whether `token` is assignment `assignmentId`'s and verifies against `storedHash`. */
-function tokenOfAssignment(
-  secretKey: Buffer,
-  assignmentId: string,
-  token: string,
-  storedHash: string | undefined,
-): boolean {
-  const parsed = parseCapabilityToken(token);
-  const verified = checkCapabilityToken(
-    deriveKey(secretKey, KeyLabel.reviewToken),
-    CapabilityDomain.reviewAssignment,
-    token,
-    storedHash ?? NO_STORED_HASH,
-  );
-  return parsed !== null && parsed.id === assignmentId && storedHash !== undefined && verified;
-}
-
 /**
- * The review VM routes' `bearer`: a token of the path's assignment whose MAC and stored hash
- * verify (else 401 invalid_token, before the body is read). Whether the assignment's state still
- * lets it in is judged by authorizeAssignment, in the route's transaction.
+ * The review VM routes' `bearer`: the path's assignment, if the token is its live token for
+ * `use`. Refused (before the body is read): 401 invalid_token for a malformed token, one of
+ * another assignment, a MAC or hash that does not verify, or a read of an assignment no longer
+ * active; 410 capability_revoked for a write after cancel, expiry or failure. A write on a
+ * verdict state is left to the state module (409 invalid_transition).
  */
-export const assignmentBearer: BearerCheck<Settings, AgentEvalState> = async (
-  token,
-  { sql, state, pathParams },
-) => {
-  const assignmentId = pathParams["assignment_id"] ?? "";
-  if (parseCapabilityToken(token)?.id !== assignmentId) return false;
-  return tokenOfAssignment(
-    state.secretKey,
-    assignmentId,
-    token,
-    await storedHash(sql, assignmentId),
-  );
-};
-
-async function storedHash(sql: Sql, assignmentId: string): Promise<string | undefined> {
-  const [row] = await sql<{ token_sha256: string }[]>`
-    select token_sha256 from review_assignments where id = ${assignmentId}`;
-  return row?.token_sha256;
+export function assignmentBearer(
+  use: BearerUse,
+): BearerCheck<Settings, AgentEvalState, AuthorizedAssignment | null> {
+  return async (token, { sql, state, pathParams }) => {
+    const assignmentId = pathParams["assignment_id"] ?? "";
+    // A token of another assignment (or none at all) costs no query.
+    if (readCapabilityToken(token)?.id !== assignmentId) return null;
+    return reviewTransaction(sql, undefined, async (tx) => {
+      const [row] = await tx<(AuthorizedAssignment & { token_sha256: string })[]>`
+        select id, session_id, submission_id, state, core, core_sha256, expires_at, token_sha256,
+          deployed, model_call, failure
+        from review_assignments where id = ${assignmentId}`;
+      // Verified whether or not the row exists: a missing assignment costs the same comparisons.
+      const verdict = verifyCapabilityToken(token, {
+        ...capabilityScope(state.secretKey, "reviewAssignment"),
+        id: assignmentId,
+        storedHash: row?.token_sha256,
+      });
+      if (!row || !verdict.ok) return null;
+      judgeAssignment(row.id, row.state, use);
+      const { token_sha256: _stored, ...assignment } = row;
+      return assignment;
+    });
+  };
 }
 
-/** `Authorization: Bearer <token>`, or null (no header, another scheme, or no token). */
-export function presentedBearer(headers: Headers): string | null {
-  const value = headers.get("authorization");
-  if (value === null) return null;
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(value);
-  return match ? match[1]! : null;
-}
-
-/**
- * The assignment `assignmentId` if `headers` carry its live token for `use`, else a 4xx:
- * 401 invalid_token for a missing or malformed token, one of another assignment, a MAC or hash
- * that does not verify, or a read of an assignment no longer active; 410 capability_revoked for
- * a write after cancel, expiry or failure. Call it inside a review transaction (lazy expiry
- * first). A write on a verdict state is left to the state module (409 invalid_transition).
- */
-export async function authorizeAssignment(
-  tx: TransactionSql,
-  input: { headers: Headers; assignmentId: string; secretKey: Buffer; use: BearerUse },
-): Promise<AuthorizedAssignment> {
-  const token = presentedBearer(input.headers);
-  if (token === null) throw unauthorized("Missing bearer token.");
-  const parsed = parseCapabilityToken(token);
-  if (parsed === null || parsed.id !== input.assignmentId) {
-    throw unauthorized("The token is not a token of this assignment.");
-  }
-  const [row] = await tx<(AuthorizedAssignment & { token_sha256: string })[]>`
-    select id, session_id, submission_id, state, core, core_sha256, expires_at, token_sha256,
-      deployed, model_call, failure
-    from review_assignments where id = ${input.assignmentId}`;
-  // Verified whether or not the row exists: a missing assignment costs the same comparisons.
-  const verified = tokenOfAssignment(input.secretKey, input.assignmentId, token, row?.token_sha256);
-  if (!row || !verified) throw unauthorized("Invalid bearer token.");
-  const active = (ACTIVE_ASSIGNMENT_STATES as readonly string[]).includes(row.state);
-  if (input.use === "read" && !active) {
-    throw unauthorized(`Assignment ${row.id} is no longer active (${row.state}).`);
+/** Whether a live token of an assignment in `state` may still `use` it (else 401 / 410). */
+function judgeAssignment(id: string, state: AssignmentState, use: BearerUse): void {
+  const active = (ACTIVE_ASSIGNMENT_STATES as readonly string[]).includes(state);
+  if (use === "read" && !active) {
+    throw new HttpError(
+      401,
+      VM_ERROR_CODES.invalidToken,
+      `Assignment ${id} is no longer active (${state}).`,
+      { headers: { "www-authenticate": "Bearer" } },
+    );
   }
   // Cancelled, expired and error are exactly the states whose capability was revoked.
   if (
-    input.use === "write" &&
-    (FREELY_RETRYABLE_ASSIGNMENT_STATES as readonly string[]).includes(row.state)
+    use === "write" &&
+    (FREELY_RETRYABLE_ASSIGNMENT_STATES as readonly string[]).includes(state)
   ) {
     throw new HttpError(
       410,
       VM_ERROR_CODES.capabilityRevoked,
-      `The capability of assignment ${row.id} was revoked (${row.state}).`,
-      { extra: { state: row.state } },
+      `The capability of assignment ${id} was revoked (${state}).`,
+      { extra: { state } },
     );
   }
-  const { token_sha256: _stored, ...assignment } = row;
-  return assignment;
 }

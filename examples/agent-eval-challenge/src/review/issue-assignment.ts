@@ -1,14 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { TransactionSql } from "@platform/challenge-sdk";
-import {
-  CapabilityDomain,
-  canonicalDigest,
-  deriveKey,
-  issueCapabilityToken,
-  KeyLabel,
-} from "../crypto/index.js";
+import { canonicalDigest } from "../crypto/index.js";
 import { ASSIGNMENT_TTL_SECONDS, appendStatusEvent, transitionSubmission } from "../state/index.js";
 import type { OwnedSubmission } from "./_owned-submission.js";
+import { assignmentToken } from "./assignment-bearer.js";
 
 export const REVIEW_ASSIGNMENT_SCHEMA_VERSION = "review-assignment/v1";
 
@@ -77,18 +72,14 @@ export async function issueAssignment(
     expires_at: expiresAt.toISOString(),
   };
   const digest = canonicalDigest(core);
-  const { token, sha256 } = issueCapabilityToken(
-    deriveKey(input.secretKey, KeyLabel.reviewToken),
-    CapabilityDomain.reviewAssignment,
-    assignmentId,
-  );
+  const { token, hash } = assignmentToken(input.secretKey, assignmentId);
   await tx`
     insert into review_assignments (
       id, session_id, submission_id, attempt, predecessor_id, core, core_sha256, state,
       token_sha256, token_delivered_at, nonce, nonce_state, issued_at, expires_at)
     values (
       ${assignmentId}, ${input.sessionId}, ${submission.id}, ${input.attempt},
-      ${input.predecessorId}, ${tx.json(core as never)}, ${digest}, 'queued', ${sha256},
+      ${input.predecessorId}, ${tx.json(core as never)}, ${digest}, 'queued', ${hash},
       ${now}, ${core.nonce}, 'active', ${issuedAt}, ${expiresAt})`;
   await appendStatusEvent(tx, {
     submissionId: submission.id,

@@ -24,7 +24,7 @@ import {
   transitionAssignment,
 } from "../state/index.js";
 import { reviewTransaction } from "./_review-transaction.js";
-import { authorizeAssignment } from "./assignment-bearer.js";
+import type { AuthorizedAssignment } from "./assignment-bearer.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
 import {
   type CheckedEvidence,
@@ -90,8 +90,8 @@ export interface PendingVerification {
 }
 
 export interface ReceiveReportInput {
-  headers: Headers;
-  assignmentId: string;
+  /** The assignment the route's bearer opened for a write (410 already refused). */
+  assignment: AuthorizedAssignment;
   envelope: ReviewEnvelope;
   secretKey: Buffer;
   verifier: QuoteVerifier;
@@ -127,21 +127,21 @@ export async function receiveReport(sql: Sql, input: ReceiveReportInput): Promis
 }
 
 /**
- * Transaction 1: the bearer (a write: 410 once revoked), then either the stored outcome (an
- * identical replay), a 409 (a different envelope), a definitive local rejection, or the envelope
- * stored and its quote left to verify.
+ * Transaction 1 (the bearer already refused a revoked write with 410): either the stored outcome
+ * (an identical replay), a 409 (a different envelope), a definitive local rejection, or the
+ * envelope stored and its quote left to verify.
  */
 async function receiptOrPending(
   tx: TransactionSql,
   input: ReceiveReportInput,
   receiptSha256: string,
 ): Promise<ReportAnswer | PendingVerification> {
-  await authorizeAssignment(tx, { ...input, use: "write" });
+  const assignmentId = input.assignment.id;
   const [row] = await tx<ReportRow[]>`
     select id, session_id, state, core, core_sha256, model_call, model_call_at, report_envelope,
       receipt_sha256, reported_at, verification
-    from review_assignments where id = ${input.assignmentId} for update`;
-  if (!row) throw new Error(`assignment ${input.assignmentId} vanished inside its transaction`);
+    from review_assignments where id = ${assignmentId} for update`;
+  if (!row) throw new Error(`assignment ${assignmentId} vanished inside its transaction`);
 
   if (row.receipt_sha256 !== null) {
     if (row.receipt_sha256 !== receiptSha256) {

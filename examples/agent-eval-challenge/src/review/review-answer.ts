@@ -1,6 +1,6 @@
 import type { TransactionSql } from "@platform/challenge-sdk";
-import { CapabilityDomain, deriveKey, issueCapabilityToken, KeyLabel } from "../crypto/index.js";
 import type { AssignmentState } from "../state/index.js";
+import { assignmentToken } from "./assignment-bearer.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
 
 /** The body of review/prepare and review/retry (ReviewPrepareResponse). */
@@ -62,11 +62,7 @@ export async function currentAnswer(
   if (delivered.length === 0) return answer;
   // Tokens are deterministic (an HMAC of the id): re-deriving it is how it is delivered without
   // ever being stored.
-  const { token } = issueCapabilityToken(
-    deriveKey(input.secretKey, KeyLabel.reviewToken),
-    CapabilityDomain.reviewAssignment,
-    current.id,
-  );
+  const { token } = assignmentToken(input.secretKey, current.id);
   return { ...answer, secret_delivery: { env_key: REVIEW_TOKEN_ENV_KEY, token } };
 }
 

@@ -1,10 +1,9 @@
 /**
  * The routes the review VM calls, under /review/v1/assignments/{assignment_id}, each behind the
- * assignment-scoped bearer (REVIEW_SESSION_TOKEN, assignment-bearer.ts). The SDK's `bearer`
- * option checks the token against the path's assignment before the body is read (an anonymous
- * caller gets 401, never a 422 listing the schema); the handler judges it again inside the
- * route's transaction after lazy expiry, since the verdict also depends on the assignment's
- * state, and a revoked write is a 410.
+ * assignment-scoped bearer (REVIEW_SESSION_TOKEN, assignment-bearer.ts). The route's `bearer`
+ * resolves the token to the path's assignment before the body is read (an anonymous caller gets
+ * 401, never a 422 listing the schema; a revoked write 410), and the handler gets the
+ * assignment as `ctx.bearer`.
  */
 import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
@@ -21,9 +20,8 @@ import {
 } from "../api-schemas.js";
 import { AssignmentIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
-import { reviewTransaction } from "./_review-transaction.js";
 import { assignmentArtifact } from "./assignment-artifact.js";
-import { assignmentBearer, authorizeAssignment } from "./assignment-bearer.js";
+import { assignmentBearer } from "./assignment-bearer.js";
 import { receiveReport } from "./receive-report.js";
 import { recordFailure, startModelCall } from "./vm-writes.js";
 
@@ -40,34 +38,28 @@ const WRITE_REFUSALS = {
 
 /** Register the review VM's routes. */
 export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>): void {
+  const reader = assignmentBearer("read");
+  const writer = assignmentBearer("write");
+
   router.public({
     method: "GET",
     path: "/review/v1/assignments/:assignment_id",
     summary: "The assignment core, its digest and its state (assignment bearer)",
     tags: ["review-vm"],
     params: AssignmentIdParams,
-    bearer: assignmentBearer,
+    bearer: reader,
     responses: {
       200: { description: "The assignment", schema: ReviewAssignmentResponse },
       ...READ_REFUSALS,
     },
-    handler: ({ sql, state, params, request }) =>
-      reviewTransaction(sql, undefined, async (tx) => {
-        const assignment = await authorizeAssignment(tx, {
-          headers: request.headers,
-          assignmentId: params.assignment_id,
-          secretKey: state.secretKey,
-          use: "read",
-        });
-        return {
-          assignment_id: assignment.id,
-          session_id: assignment.session_id,
-          state: assignment.state,
-          assignment: assignment.core,
-          assignment_digest: assignment.core_sha256,
-          expires_at: assignment.expires_at.toISOString(),
-        };
-      }),
+    handler: ({ bearer: assignment }) => ({
+      assignment_id: assignment.id,
+      session_id: assignment.session_id,
+      state: assignment.state,
+      assignment: assignment.core,
+      assignment_digest: assignment.core_sha256,
+      expires_at: assignment.expires_at.toISOString(),
+    }),
   });
 
   router.public({
@@ -79,7 +71,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       "mismatch is a 500 artifact_integrity_failure and no byte is served.",
     tags: ["review-vm"],
     params: AssignmentIdParams,
-    bearer: assignmentBearer,
+    bearer: reader,
     responses: {
       200: {
         description: "The agent ZIP (header X-Artifact-Sha256: its sha256)",
@@ -89,16 +81,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       ...READ_REFUSALS,
       500: { description: "artifact_integrity_failure: the stored bytes do not match" },
     },
-    handler: ({ sql, state, params, request, log }) =>
-      reviewTransaction(sql, undefined, async (tx) => {
-        const assignment = await authorizeAssignment(tx, {
-          headers: request.headers,
-          assignmentId: params.assignment_id,
-          secretKey: state.secretKey,
-          use: "read",
-        });
-        return assignmentArtifact(tx, assignment, log);
-      }),
+    handler: ({ sql, bearer: assignment, log }) => assignmentArtifact(sql, assignment, log),
   });
 
   router.public({
@@ -107,21 +90,12 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     summary: "The rules bundle v1 the assignment is reviewed under",
     tags: ["review-vm"],
     params: AssignmentIdParams,
-    bearer: assignmentBearer,
+    bearer: reader,
     responses: {
       200: { description: "The rules bundle v1", schema: RulesBundleResponse },
       ...READ_REFUSALS,
     },
-    handler: ({ sql, state, params, request }) =>
-      reviewTransaction(sql, undefined, async (tx) => {
-        await authorizeAssignment(tx, {
-          headers: request.headers,
-          assignmentId: params.assignment_id,
-          secretKey: state.secretKey,
-          use: "read",
-        });
-        return state.rulesBundle;
-      }),
+    handler: ({ state }) => state.rulesBundle,
   });
 
   router.public({
@@ -133,7 +107,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       "model_call_conflict. Before review/deployed: 409 invalid_transition.",
     tags: ["review-vm"],
     params: AssignmentIdParams,
-    bearer: assignmentBearer,
+    bearer: writer,
     body: ReviewModelCallRequest,
     responses: {
       200: { description: "The bound request", schema: ReviewModelCallResponse },
@@ -143,13 +117,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
           "model_call_conflict, invalid_transition, stale_assignment, transition_conflict",
       },
     },
-    handler: ({ sql, state, params, request, body }) =>
-      startModelCall(sql, {
-        headers: request.headers,
-        assignmentId: params.assignment_id,
-        secretKey: state.secretKey,
-        call: body,
-      }),
+    handler: ({ sql, bearer: assignment, body }) => startModelCall(sql, { assignment, call: body }),
   });
 
   router.public({
@@ -158,20 +126,15 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     summary: "One bounded failure without a report; revokes the capability (rule 19)",
     tags: ["review-vm"],
     params: AssignmentIdParams,
-    bearer: assignmentBearer,
+    bearer: writer,
     body: ReviewFailureRequest,
     responses: {
       200: { description: "Recorded; the assignment is error", schema: ReviewFailureResponse },
       ...WRITE_REFUSALS,
       409: { description: "invalid_transition (a report was received), stale_assignment" },
     },
-    handler: ({ sql, state, params, request, body }) =>
-      recordFailure(sql, {
-        headers: request.headers,
-        assignmentId: params.assignment_id,
-        secretKey: state.secretKey,
-        failure: body,
-      }),
+    handler: ({ sql, bearer: assignment, body }) =>
+      recordFailure(sql, { assignment, failure: body }),
   });
 
   router.public({
@@ -187,7 +150,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       "replay 200, a different envelope 409 report_conflict.",
     tags: ["review-vm"],
     params: AssignmentIdParams,
-    bearer: assignmentBearer,
+    bearer: writer,
     body: ReviewEnvelope,
     bodyLimit: MAX_REVIEW_ENVELOPE_BYTES,
     responses: {
@@ -201,10 +164,9 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       },
       503: { description: "verifier_unavailable: nothing decided, the nonce kept (Retry-After)" },
     },
-    handler: async ({ sql, state, params, request, body, log }) => {
+    handler: async ({ sql, state, bearer: assignment, body, log }) => {
       const answer = await receiveReport(sql, {
-        headers: request.headers,
-        assignmentId: params.assignment_id,
+        assignment,
         envelope: body,
         secretKey: state.secretKey,
         verifier: state.verifier,

@@ -9,7 +9,7 @@ import { type AssignmentState, transitionAssignment } from "../state/index.js";
 import { lockOwnedSubmission } from "./_owned-submission.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { sameRecord } from "./_write-once.js";
-import { authorizeAssignment } from "./assignment-bearer.js";
+import type { AuthorizedAssignment } from "./assignment-bearer.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
 import { VM_ERROR_CODES } from "./vm-errors.js";
 
@@ -88,17 +88,17 @@ export function recordDeployment(
 }
 
 /**
- * POST model-call-started (rule 18), assignment bearer: binds one planned request durably, with
- * the `start_model_call` transition, before the VM opens a connection. Identical replay: 200;
- * different: 409 model_call_conflict; before deployed: the state module's 409
- * invalid_transition.
+ * POST model-call-started (rule 18), for the assignment its bearer opened (a write): binds one
+ * planned request durably, with the `start_model_call` transition, before the VM opens a
+ * connection. Identical replay: 200; different: 409 model_call_conflict; before deployed: the
+ * state module's 409 invalid_transition (it also refuses a state that moved since the bearer).
  */
 export function startModelCall(
   sql: Sql,
-  input: { headers: Headers; assignmentId: string; secretKey: Buffer; call: PlannedModelCall },
+  input: { assignment: AuthorizedAssignment; call: PlannedModelCall },
 ): Promise<RecordAnswer<PlannedModelCall>> {
+  const { assignment } = input;
   return reviewTransaction(sql, undefined, async (tx) => {
-    const assignment = await authorizeAssignment(tx, { ...input, use: "write" });
     if (assignment.model_call !== null) {
       if (!sameRecord(assignment.model_call, input.call)) {
         throw new HttpError(
@@ -124,16 +124,17 @@ export function startModelCall(
 }
 
 /**
- * POST failure (rule 19), assignment bearer: one bounded failure record without a report, the
- * `fail` transition (error), which revokes the capability: any later write with the token is
- * 410 capability_revoked, a replay included. After a report, the state module refuses (409).
+ * POST failure (rule 19), for the assignment its bearer opened (a write): one bounded failure
+ * record without a report, the `fail` transition (error), which revokes the capability: any
+ * later write with the token is 410 capability_revoked, a replay included. After a report, the
+ * state module refuses (409).
  */
 export function recordFailure(
   sql: Sql,
-  input: { headers: Headers; assignmentId: string; secretKey: Buffer; failure: FailureRecord },
+  input: { assignment: AuthorizedAssignment; failure: FailureRecord },
 ): Promise<RecordAnswer<FailureRecord>> {
+  const { assignment } = input;
   return reviewTransaction(sql, undefined, async (tx) => {
-    const assignment = await authorizeAssignment(tx, { ...input, use: "write" });
     const moved = await transitionAssignment(tx, {
       assignmentId: assignment.id,
       event: "fail",

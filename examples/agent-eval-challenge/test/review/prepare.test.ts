@@ -1,15 +1,10 @@
 // review/prepare on both backends: rule 3 (the current immutable assignment, its token exactly
 // once, even under 50 concurrent prepares), ownership (403) and unknown ids (404), the digest of
 // the returned core, the token's stored hash and MAC, and lazy expiry on the next prepare.
+import { verifyCapabilityToken } from "@platform/challenge-sdk";
 import { createMinerKey, testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  CapabilityDomain,
-  canonicalDigest,
-  checkCapabilityToken,
-  deriveKey,
-  KeyLabel,
-} from "../../src/crypto/index.js";
+import { canonicalDigest, capabilityScope } from "../../src/crypto/index.js";
 import { prepareReview } from "../../src/review/index.js";
 import { type AgentEvalTest, startAgentEval } from "../agent-eval-kit.js";
 import { ok, refusal, reviewCalls, sha256Hex, submitAgent } from "./review-test-kit.js";
@@ -46,12 +41,16 @@ describe.each(await testBackends())("review prepare on %s", (backend) => {
       where id = ${first.assignment_id}`;
     expect(row!.token_sha256).toBe(sha256Hex(token));
     expect(row!.token_delivered_at).not.toBeNull();
-    const key = deriveKey(t.state.secretKey, KeyLabel.reviewToken);
-    expect(
-      checkCapabilityToken(key, CapabilityDomain.reviewAssignment, token, row!.token_sha256),
-    ).toBe(true);
-    // The token opens nothing in another domain.
-    expect(checkCapabilityToken(key, CapabilityDomain.evalRun, token, row!.token_sha256)).toBe(
+    const review = capabilityScope(t.state.secretKey, "reviewAssignment");
+    const storedHash = row!.token_sha256;
+    expect(verifyCapabilityToken(token, { ...review, storedHash })).toMatchObject({
+      ok: true,
+      id: first.assignment_id,
+    });
+    // The token opens nothing in another scope, under either key.
+    const run = capabilityScope(t.state.secretKey, "evalRun");
+    expect(verifyCapabilityToken(token, { ...run, storedHash }).ok).toBe(false);
+    expect(verifyCapabilityToken(token, { ...review, scope: run.scope, storedHash }).ok).toBe(
       false,
     );
     // The token appears nowhere in the database (it is not in the core, nor in any event).
