@@ -10,6 +10,13 @@
 // master adds nothing; what it adds is the wait for its next collection (up to one interval:
 // `PLATFORM_WEIGHTS_INTERVAL_SECONDS`, 300 s by default, so a deployment adds about half an
 // interval on average to these p50s) and the collection itself.
+//
+// And on to the chain: the master runs its validator on a local subtensor set up as `platform dev`
+// sets its own (one-second blocks, tempo 10, commit-reveal on with the chain as its own drand
+// beacon, a rate limit of 10 blocks); each miner registers its hotkey first, as a real miner does,
+// and `chain_*` is the time until the master reads that hotkey's uid with a weight in a revealed
+// commit (`GET /v1/weights/chain`: the reveal's block, checked against the chain's `Weights`).
+// BENCH_TTW_CHAIN=off leaves the chain out (the master then runs no validator).
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,7 +30,7 @@ import {
   type Sr25519Keypair,
   signRequest,
 } from "@platform/core";
-import { createMaster, loadMasterConfig } from "@platform/master";
+import { createMaster, loadMasterConfig, startLocalSubtensor } from "@platform/master";
 import { challenge as agentEvalChallenge } from "../../examples/agent-eval-challenge/src/challenge.js";
 import { connect } from "../../examples/agent-eval-challenge/src/miner/challenge-client.js";
 import {
@@ -37,6 +44,12 @@ import {
 import { AGENT_IMAGE } from "../../examples/agent-eval-challenge/src/miner/workers.js";
 import { challenge as scoringChallenge } from "../../examples/scoring-challenge/src/challenge.js";
 import { DEFAULT_EVAL_IMAGE } from "../../examples/scoring-challenge/src/harness-task.js";
+import {
+  DEV_BLOCK_MS,
+  DEV_NETUID,
+  DEV_RATE_LIMIT_BLOCKS,
+  DEV_TEMPO,
+} from "../../packages/cli/src/commands/_dev-chain.js";
 import { type Figure, median, round } from "../_figure.js";
 import { distinctBundles } from "./scoring-throughput.js";
 
@@ -48,6 +61,8 @@ const POLL_MS = 100;
 /** Longest one submission may take to reach a weight before the figure gives up. */
 const SUBMISSION_TIMEOUT_MS = 10 * 60_000;
 const ADMIN_TOKEN = "bench-ttw-admin-token-0123456789";
+/** Whether the figure follows each weight on to the local chain (default on). */
+const WITH_CHAIN = process.env.BENCH_TTW_CHAIN !== "off";
 
 /** p-th percentile (nearest rank) of a non-empty list. */
 function percentile(values: number[], p: number): number {
@@ -57,15 +72,66 @@ function percentile(values: number[], p: number): number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A master in this process, collecting weights every COLLECT_SECONDS. */
+/**
+ * The local subtensor as `platform dev` runs it, its validator hotkey saved where the master's
+ * in-process validator reads it, and what the master needs to use it.
+ */
+async function benchChain(dataDir: string) {
+  const chain = await startLocalSubtensor({
+    blockMs: DEV_BLOCK_MS,
+    tempo: DEV_TEMPO,
+    log: createLogger({ name: "bench-ttw-chain", level: "silent" }),
+    subnetDefaults: {
+      CommitRevealWeightsEnabled: true,
+      WeightsSetRateLimit: DEV_RATE_LIMIT_BLOCKS,
+      MinAllowedWeights: 1,
+    },
+  });
+  const mnemonic = generateMnemonic();
+  const validator = keypairFromMnemonic(mnemonic);
+  const hotkeyFile = join(dataDir, "validator-hotkey.json");
+  writeFileSync(
+    hotkeyFile,
+    JSON.stringify({ name: "bench-validator", ss58Address: validator.address, mnemonic }),
+    {
+      mode: 0o600,
+    },
+  );
+  await chain.registerNeuron(DEV_NETUID, validator.address, true);
+  return {
+    chain,
+    env: {
+      PLATFORM_CHAIN_ENDPOINTS: chain.url,
+      PLATFORM_NETUID: String(DEV_NETUID),
+      PLATFORM_METAGRAPH: "chain",
+      PLATFORM_METAGRAPH_CACHE_SECONDS: "0",
+      PLATFORM_VALIDATOR_HOTKEY_FILE: hotkeyFile,
+      PLATFORM_CHAIN_BLOCK_MS: String(DEV_BLOCK_MS),
+    },
+  };
+}
+
+/** What the figure reads of `GET /v1/weights/chain?hotkey=`. */
+interface ChainView {
+  uid?: number | null;
+  last_confirmed: { uids: number[]; weights_u16: number[]; block: { number: number } } | null;
+}
+
+/**
+ * A master in this process, collecting weights every COLLECT_SECONDS; with the chain, its
+ * validator sets them on a local subtensor.
+ */
 async function benchMaster() {
+  await initCrypto();
   const dataDir = mkdtempSync(join(tmpdir(), "bench-ttw-master-"));
+  const local = WITH_CHAIN ? await benchChain(dataDir) : undefined;
   const config = loadMasterConfig(
     { dataDir, port: 0 },
     {
       ADMIN_TOKEN,
       PLATFORM_WEIGHTS_INTERVAL_SECONDS: String(COLLECT_SECONDS),
       PLATFORM_IMAGE_ALLOWLIST: "ghcr.io/",
+      ...local?.env,
     },
   );
   const master = await createMaster(config, {
@@ -118,17 +184,50 @@ async function benchMaster() {
         await sleep(POLL_MS);
       }
     },
+    /** Give `hotkey` a uid on the local chain (a miner's `btcli subnet register`), if there is one. */
+    async registerMiner(hotkey: string): Promise<void> {
+      await local?.chain.registerNeuron(DEV_NETUID, hotkey, false);
+    },
+    /**
+     * Resolves once a revealed commit on the chain gives `hotkey`'s uid a weight (immediately
+     * with null when the figure runs no chain).
+     */
+    async chainWeightOf(hotkey: string, deadline: number): Promise<number | null> {
+      if (!local) return null;
+      for (;;) {
+        const res = await fetch(
+          `${server.url}/v1/weights/chain?hotkey=${encodeURIComponent(hotkey)}`,
+        );
+        if (res.status === 200) {
+          const view = (await res.json()) as ChainView;
+          const confirmed = view.last_confirmed;
+          const at = typeof view.uid === "number" ? (confirmed?.uids.indexOf(view.uid) ?? -1) : -1;
+          if (confirmed && at >= 0 && (confirmed.weights_u16[at] ?? 0) > 0) {
+            return performance.now();
+          }
+        } else {
+          await res.arrayBuffer();
+        }
+        if (Date.now() > deadline) throw new Error(`no weight on chain for ${hotkey} in time`);
+        await sleep(POLL_MS);
+      }
+    },
     async close() {
       await master.close();
+      await local?.chain.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
 
-/** One measurement: ms from the upload to the challenge's result, and to the weight. */
+/**
+ * One measurement: ms from the upload to the challenge's result, to the weight in the master's
+ * snapshot, and to the weight revealed on the local chain (null without one).
+ */
 interface Sample {
   resultMs: number;
   weightMs: number;
+  chainMs: number | null;
 }
 
 function summary(samples: Sample[], baseline: string) {
@@ -145,6 +244,19 @@ function summary(samples: Sample[], baseline: string) {
     master_added_p50_s: round(median(samples.map((s) => (s.weightMs - s.resultMs) / 1000)), 1),
     submissions: samples.length,
     collect_interval_s: COLLECT_SECONDS,
+    ...chainSummary(samples),
+  };
+}
+
+/** The chain's part of the summary: absent when the figure ran without a chain. */
+function chainSummary(samples: Sample[]): Record<string, string | number> {
+  const onChain = samples.flatMap((s) => (s.chainMs === null ? [] : [s.chainMs / 1000]));
+  if (onChain.length === 0) return {};
+  return {
+    chain_p50_s: round(percentile(onChain, 50), 1),
+    chain_p90_s: round(percentile(onChain, 90), 1),
+    chain_added_p50_s: round(median(samples.map((s) => ((s.chainMs ?? 0) - s.weightMs) / 1000)), 1),
+    chain: `local subtensor, ${DEV_BLOCK_MS} ms blocks, tempo ${DEV_TEMPO}, commit-reveal v4, rate limit ${DEV_RATE_LIMIT_BLOCKS} blocks`,
   };
 }
 
@@ -207,6 +319,7 @@ async function scoringSubmission(
     code: zip.toString("base64"),
     metadata: {},
   });
+  await master.registerMiner(miner.address);
   const headers = signRequest(miner, { method: "POST", url: path, body, slug: "scoring" });
   const deadline = Date.now() + SUBMISSION_TIMEOUT_MS;
   const start = performance.now();
@@ -230,8 +343,16 @@ async function scoringSubmission(
       await sleep(POLL_MS);
     }
   })();
-  const [done, weighted] = await Promise.all([completed, master.weightOf(miner.address, deadline)]);
-  return { resultMs: done - start, weightMs: weighted - start };
+  const [done, weighted, onChain] = await Promise.all([
+    completed,
+    master.weightOf(miner.address, deadline),
+    master.chainWeightOf(miner.address, deadline),
+  ]);
+  return {
+    resultMs: done - start,
+    weightMs: weighted - start,
+    chainMs: onChain === null ? null : onChain - start,
+  };
 }
 
 const GOOD_AGENT = fileURLToPath(
@@ -295,10 +416,14 @@ async function agentEvalSubmission(
   const deadline = Date.now() + SUBMISSION_TIMEOUT_MS;
   // Through the master, as a miner reaches the challenge: the signed requests go through its proxy.
   const miner: Miner = { client: await connect(`${master.url}/challenges/agent-eval`, pair), pair };
+  await master.registerMiner(pair.address);
   const start = performance.now();
   // Watched from the upload on: a collection may land before the miner's tool reads its result.
   const weighted = master.weightOf(pair.address, deadline);
-  weighted.catch(() => {}); // awaited below; a failing flow must not leave it unhandled
+  const onChain = master.chainWeightOf(pair.address, deadline);
+  // Awaited below; a failing flow must not leave them unhandled.
+  weighted.catch(() => {});
+  onChain.catch(() => {});
   const id = await submitAgent(miner, agent, `ttw-${index}`);
   await setEnv(miner, id, {});
   await launch(miner, id);
@@ -309,5 +434,10 @@ async function agentEvalSubmission(
   if (result.state !== "accepted" || !(result.score !== null && result.score > 0)) {
     throw new Error(`eval of agent ${index} ended ${result.state} with score ${result.score}`);
   }
-  return { resultMs: accepted - start, weightMs: (await weighted) - start };
+  const chainAt = await onChain;
+  return {
+    resultMs: accepted - start,
+    weightMs: (await weighted) - start,
+    chainMs: chainAt === null ? null : chainAt - start,
+  };
 }
