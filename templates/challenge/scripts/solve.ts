@@ -2,6 +2,7 @@
 //   npm run solve -- [challenge URL] [output file]
 //   npm run solve -- http://127.0.0.1:8080/challenges/shortest-tour submission.json
 import { writeFileSync } from "node:fs";
+import { createWorkerClient } from "@platform/challenge-sdk/client";
 import { identity } from "../src/identity.js";
 import { nearestNeighbourTour, scoreTour, type Task } from "../src/task.js";
 
@@ -11,15 +12,12 @@ const base = (process.argv[2] ?? `http://127.0.0.1:8080/challenges/${identity.sl
 );
 const out = process.argv[3] ?? "submission.json";
 
-const response = await fetch(`${base}/v1/task`).catch((error: Error) => {
-  process.stderr.write(`cannot reach ${base}: ${error.message}\n`);
+// The SDK's client for tools and workers: readable errors, a timeout, a size cap on the answer.
+const challenge = createWorkerClient({ baseUrl: base, timeoutMs: 15_000 });
+const task = await challenge.sendJson<Task>("GET", "/v1/task").catch((error: Error) => {
+  process.stderr.write(`${base}: ${error.message}\n`);
   process.exit(1);
 });
-if (!response.ok) {
-  process.stderr.write(`GET ${base}/v1/task answered ${response.status}\n`);
-  process.exit(1);
-}
-const task = (await response.json()) as Task;
 const tour = nearestNeighbourTour(task);
 writeFileSync(out, `${JSON.stringify({ task_id: task.task_id, tour })}\n`);
 const { length, score } = scoreTour(task, tour);

@@ -3,6 +3,7 @@
 // route declaration takes both), a worker scores it in the background, and each hotkey's best
 // score becomes its weight.
 import {
+  acceptWithinLimit,
   type ConfigOf,
   defineChallenge,
   HttpError,
@@ -205,18 +206,22 @@ export const challenge = defineChallenge({
 
     // One declaration, two ways in: a miner signs POST /v1/submissions, or uploads through the
     // master (`platform submit`), which verifies it and posts it to the bridge path. One handler,
-    // and one rate-limit count, so uploading through the master cannot double a miner's quota.
+    // and one count of accepted submissions, so uploading through the master cannot double a
+    // miner's quota.
     router.submission({
       path: "/v1/submissions",
       bridgePath: "/internal/v1/bridge/submissions",
       summary: "Submit a tour, signed with your hotkey (or with `platform submit`)",
       body: SubmissionCreate,
       bodyLimit: 64 * 1024,
-      rateLimit: { limit: 20, windowSeconds: 3600 },
-      responses: { 201: { description: "Stored; scored shortly", schema: Accepted } },
+      responses: {
+        201: { description: "Stored; scored shortly", schema: Accepted },
+        429: { description: "20 accepted in the last hour (Retry-After says when the next is)" },
+      },
       handler: async ({ body, miner, filename, sql, config, state, log }) => {
         const task = taskOf(config);
-        // Cheap checks answer now, so a miner learns about a typo at once (and keeps its slot).
+        // Cheap checks answer now, so a miner learns about a typo at once (and keeps its slot:
+        // only an accepted submission counts).
         if (body.task_id !== task.task_id) {
           throw new HttpError(
             400,
@@ -226,9 +231,16 @@ export const challenge = defineChallenge({
         }
         const problem = tourProblem(task, body.tour);
         if (problem) throw new HttpError(400, "invalid_tour", problem);
-        // The submission and its scoring job in one transaction: neither exists without the
-        // other. On the embedded database a transaction holds the only connection: use `tx`.
+        // The count, the submission and its scoring job in one transaction: none exists without
+        // the others, and two racing submissions of one hotkey queue on its count. On the
+        // embedded database a transaction holds the only connection: use `tx`.
         const id = await sql.begin(async (tx) => {
+          await acceptWithinLimit(tx, {
+            bucket: "submissions",
+            key: miner.hotkey,
+            limit: 20,
+            windowSeconds: 3600,
+          });
           const [row] = await tx<{ id: number }[]>`
             insert into submissions (hotkey, task_id, tour, via, request_hash, filename)
             values (${miner.hotkey}, ${body.task_id}, ${tx.json(body.tour)}, ${miner.via},

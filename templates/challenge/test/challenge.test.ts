@@ -1,3 +1,4 @@
+import { GET_WEIGHTS_PATH } from "@platform/challenge-sdk";
 import { createJobQueue } from "@platform/challenge-sdk/jobs";
 import {
   createMinerKey,
@@ -6,6 +7,7 @@ import {
   startTestChallenge,
   type TestChallenge,
   testBackends,
+  waitFor,
 } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { challenge } from "../src/challenge.js";
@@ -75,9 +77,9 @@ describe.each(backends)("%s: submissions, scoring, leaderboard and weights", (ba
     (await (await t.fetch(`/v1/submissions/${id}`)).json()) as Status;
   const weights = async () =>
     (
-      (await (
-        await t.fetch("/internal/v1/get_weights", { headers: t.internalHeaders })
-      ).json()) as { weights: Record<string, number> }
+      (await (await t.fetch(GET_WEIGHTS_PATH, { headers: t.internalHeaders })).json()) as {
+        weights: Record<string, number>;
+      }
     ).weights;
   const count = async () =>
     ((await t.sql`select count(*)::int as n from submissions`)[0] as { n: number }).n;
@@ -208,7 +210,10 @@ describe.each(backends)("%s: submissions, scoring, leaderboard and weights", (ba
     expect(got[rival.hotkey]).toBeCloseTo(nearestScore / (1 + nearestScore), 12);
   });
 
-  it("shares one upload limit between the signed and the bridge route", async () => {
+  it("shares one limit of accepted uploads between the signed and the bridge route; refused ones use none", async () => {
+    // A typo is refused before the count: it costs the miner nothing.
+    for (let i = 0; i < 3; i++)
+      expect((await submit(inOrder, undefined, "tsp-8-8")).status).toBe(400);
     for (let i = 0; i < 20; i++) {
       expect((await bridge(t.miner.hotkey, { task_id: task.task_id, tour: inOrder })).status).toBe(
         201,
@@ -235,12 +240,13 @@ describe("the background worker", () => {
       json: { task_id: task.task_id, tour: nearest },
     });
     const { id } = (await response.json()) as { id: number };
-    let record: Status | undefined;
-    for (let i = 0; i < 100 && record?.status !== "completed"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      record = (await (await t.fetch(`/v1/submissions/${id}`)).json()) as Status;
-    }
-    expect(record).toMatchObject({ status: "completed" });
+    const record = await waitFor(
+      async () => {
+        const status = (await (await t.fetch(`/v1/submissions/${id}`)).json()) as Status;
+        return status.status === "completed" ? status : null;
+      },
+      { timeoutMs: 10_000, intervalMs: 100, what: `submission ${id} completed` },
+    );
     expect(record?.final_score).toBeCloseTo(scoreTour(task, nearest).score, 12);
   });
 });
