@@ -8,6 +8,8 @@ const SUBPATHS = [
   "sandbox",
   "proxy-contract",
   "signing",
+  "zip",
+  "tokens",
   "client",
   "testing",
 ] as const;

@@ -20,6 +20,8 @@ const ENTRIES = {
   sandbox: sdk("sandbox/index.ts"),
   "proxy-contract": sdk("proxy-contract/index.ts"),
   signing: sdk("signing/index.ts"),
+  zip: sdk("zip/index.ts"),
+  tokens: sdk("tokens/index.ts"),
   client: sdk("client/index.ts"),
   testing: sdk("testing/index.ts"),
   core: core("index.ts"),
@@ -127,6 +129,8 @@ describe("the SDK's main entry", () => {
       "sandbox",
       "proxy-contract",
       "signing",
+      "zip",
+      "tokens",
       "client",
       "testing",
     ] as const) {
@@ -141,12 +145,53 @@ describe("the SDK's main entry", () => {
     for (const name of INTERNAL) expect(main).not.toHaveProperty(name);
     expect(typeof main["defineChallenge"]).toBe("function");
     expect(typeof main["runChallenge"]).toBe("function");
-    expect(typeof main["readZip"]).toBe("function");
+    expect(typeof main["readArchive"]).toBe("function");
+  });
+});
+
+/** Every .ts file under `dir` (no node_modules, no dist). */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory())
+      return entry.name === "node_modules" || entry.name === "dist" ? [] : sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+describe("the main entry's runtime names", () => {
+  // What proves the SDK: each value the main entry offers is one the template (what `platform
+  // challenge create` copies) or a reference challenge really imports; the rest has a subpath.
+  const users = [
+    join(repo, "templates/challenge"),
+    join(repo, "examples/scoring-challenge"),
+    join(repo, "examples/agent-eval-challenge"),
+  ].flatMap(sourceFiles);
+
+  it("are at most 40, and each is imported by the template or a reference challenge", async () => {
+    const imported = new Set<string>();
+    for (const file of users) {
+      const text = readFileSync(file, "utf8");
+      for (const match of text.matchAll(
+        /import\s*\{([^}]*)\}\s*from\s*"@platform\/challenge-sdk"/g,
+      )) {
+        for (const part of match[1]!.split(",")) {
+          const name = part
+            .replace(/^\s*type\s+/, "")
+            .split(/\s+as\s+/)[0]!
+            .trim();
+          if (name) imported.add(name);
+        }
+      }
+    }
+    const runtime = Object.keys(await import("@platform/challenge-sdk"));
+    expect(runtime.length).toBeLessThanOrEqual(40);
+    expect(runtime.filter((name) => !imported.has(name))).toEqual([]);
   });
 });
 
 describe("the subpaths", () => {
-  it.each(["jobs", "proxy-contract", "signing", "client"] as const)(
+  it.each(["jobs", "proxy-contract", "signing", "zip", "tokens", "client"] as const)(
     "/%s exports exactly what the docs list",
     (entry) => {
       const docs = documented(`@platform/challenge-sdk/${entry}`);
@@ -166,6 +211,10 @@ describe("the subpaths", () => {
     expect(signing.verifySignature("a grant", signature, pair.address)).toBe(true);
     expect(signing.verifySignature("another grant", signature, pair.address)).toBe(false);
     expect(contract.resolveProxyPath("/v1/a/../b").segments).toEqual(["v1", "b"]);
+    const tokens = await import("@platform/challenge-sdk/tokens");
+    const key = new Uint8Array(32).fill(7);
+    const issued = tokens.issueCapabilityToken({ key, scope: "surface/v1", id: "a1" });
+    expect(tokens.readCapabilityToken(issued.token)?.id).toBe("a1");
     const client = await import("@platform/challenge-sdk/client");
     expect(client.retryAfterMs("30")).toBe(30_000);
     for (const entry of [

@@ -3,7 +3,7 @@
 // /internal/v1/metrics (GET /openapi.json is added where the document is built). The master's
 // proxy never forwards /health, /livez, /readyz or /version from the public: they are for the
 // orchestrator and the operator, on the challenge's internal address.
-// `serviceRoutes` is the SDK's own; GET_WEIGHTS_PATH, METRICS_PATH and WeightsResult are public.
+// `serviceRoutes` is the SDK's own; GET_WEIGHTS_PATH (service-paths.ts) and WeightsResult are public.
 import {
   ChallengeWeightsResponse,
   livenessResponse,
@@ -16,13 +16,8 @@ import { processMetrics } from "./_process-metrics.js";
 import type { RegisteredRoute } from "./challenge-router.js";
 import { normalizeWeights } from "./normalize-weights.js";
 import type { ChallengeContext, RequestInfo } from "./route-context.js";
+import { GET_WEIGHTS_PATH, METRICS_PATH } from "./service-paths.js";
 import { SDK_VERSION } from "./version.js";
-
-/** Where the master polls weights. */
-export const GET_WEIGHTS_PATH = "/internal/v1/get_weights";
-
-/** Where Prometheus scrapes a challenge (the challenge token as `Authorization: Bearer`). */
-export const METRICS_PATH = "/internal/v1/metrics";
 
 /** GET /readyz reply. */
 const ReadinessResponse = Type.Object({

@@ -3,21 +3,18 @@
 // or whatever HttpError the check throws (403, 410); and it all happens before the body is read.
 // Tokens are the SDK's capability tokens, their hashes held by the challenge's state.
 import { randomBytes } from "node:crypto";
-import {
-  type BearerCheck,
-  defineChallenge,
-  HttpError,
-  issueCapabilityToken,
-  readCapabilityToken,
-  Type,
-  verifyCapabilityToken,
-} from "@platform/challenge-sdk";
+import { type BearerCheck, defineChallenge, HttpError, Type } from "@platform/challenge-sdk";
 import { PLATFORM_HEADERS } from "@platform/challenge-sdk/proxy-contract";
 import {
   runChallengeConformance,
   startTestChallenge,
   type TestChallenge,
 } from "@platform/challenge-sdk/testing";
+import {
+  issueCapabilityToken,
+  readCapabilityToken,
+  verifyCapabilityToken,
+} from "@platform/challenge-sdk/tokens";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 interface Run {

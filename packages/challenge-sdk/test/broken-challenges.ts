@@ -10,11 +10,11 @@ import {
   GET_WEIGHTS_PATH,
   HttpError,
   json,
-  METRICS_PATH,
   Type,
 } from "@platform/challenge-sdk";
 import type { ConformanceCheckId, ConformanceSubject } from "@platform/challenge-sdk/testing";
 import { serve, verifySignedRequest } from "@platform/core";
+import { METRICS_PATH } from "../src/service-paths.js";
 
 const HOTKEY = "5DfhGyQdFobKM8NsWvEeAKk5EQQgYe9AydgJ7rMB6E1EqRzV";
 const SUBMISSIONS = "/v1/submissions";

@@ -62,7 +62,7 @@ describe.each(await testBackends())("the example challenge on %s", (backend) => 
       expect(await response.json()).toEqual({
         api_version: "1.0",
         challenge_version: "1.2.3",
-        sdk_version: (await import("@platform/challenge-sdk")).SDK_VERSION,
+        sdk_version: (await import("../src/version.js")).SDK_VERSION,
         capabilities: ["get_weights", "proxy_routes", "bridge_submissions"],
       });
     });

@@ -1,14 +1,8 @@
 // A small challenge that exercises every part of the SDK: miners sign scores (or the master
 // bridges them), the challenge stores them and serves weights from each hotkey's best score.
 import { createHash } from "node:crypto";
-import {
-  defineChallenge,
-  HttpError,
-  json,
-  secretsEqual,
-  Type,
-  weightsFromScores,
-} from "@platform/challenge-sdk";
+import { defineChallenge, HttpError, json, Type, weightsFromScores } from "@platform/challenge-sdk";
+import { secretsEqual } from "@platform/challenge-sdk/tokens";
 
 /** What a miner submits. */
 export const ScoreBody = Type.Object(

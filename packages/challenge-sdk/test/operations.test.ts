@@ -1,10 +1,11 @@
 // What every SDK challenge serves its operator: /livez, /readyz (the database and the author's
 // own checks) and the Prometheus metrics at /internal/v1/metrics, with labels that stay bounded
 // whatever paths clients send.
-import { defineChallenge, json, METRICS_PATH, Type } from "@platform/challenge-sdk";
+import { defineChallenge, json, Type } from "@platform/challenge-sdk";
 import { createJobQueue, processNext } from "@platform/challenge-sdk/jobs";
 import { startTestChallenge, type TestChallenge } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { METRICS_PATH } from "../src/service-paths.js";
 
 let upstreamUp = true;
 

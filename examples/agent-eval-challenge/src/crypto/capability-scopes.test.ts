@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { issueCapabilityToken } from "@platform/challenge-sdk";
+import { issueCapabilityToken } from "@platform/challenge-sdk/tokens";
 import { describe, expect, it } from "vitest";
 import { capabilityScope } from "./capability-scopes.js";
 import { deriveKey, KeyLabel } from "./key-derivation.js";

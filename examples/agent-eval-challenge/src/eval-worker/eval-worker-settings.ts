@@ -5,7 +5,7 @@
  * touches the network; no value is ever echoed (the token and the grant are secrets).
  */
 import { fileURLToPath } from "node:url";
-import { readCapabilityToken } from "@platform/challenge-sdk";
+import { readCapabilityToken } from "@platform/challenge-sdk/tokens";
 import type { TelemetryGrant } from "../eval/telemetry-grant.js";
 import { httpUrl, ownDigest } from "../worker-environment.js";
 

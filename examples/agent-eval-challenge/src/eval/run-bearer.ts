@@ -6,15 +6,13 @@
  * only the state revokes it (410). A handler that writes locks the run (`lockRun`), which judges
  * the state again: the run may have moved since its bearer was checked.
  */
+import { type BearerCheck, HttpError, type TransactionSql } from "@platform/challenge-sdk";
 import {
-  type BearerCheck,
-  HttpError,
   type IssuedCapabilityToken,
   issueCapabilityToken,
   readCapabilityToken,
-  type TransactionSql,
   verifyCapabilityToken,
-} from "@platform/challenge-sdk";
+} from "@platform/challenge-sdk/tokens";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import { capabilityScope } from "../crypto/index.js";
 import { reviewTransaction } from "../review/index.js";

@@ -7,13 +7,13 @@
  * a deleted hash.
  */
 import { randomBytes } from "node:crypto";
+import type { BearerCheck } from "@platform/challenge-sdk";
 import {
-  type BearerCheck,
   type IssuedCapabilityToken,
   issueCapabilityToken,
   readCapabilityToken,
   verifyCapabilityToken,
-} from "@platform/challenge-sdk";
+} from "@platform/challenge-sdk/tokens";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import { capabilityScope } from "../crypto/index.js";
 import { reviewTransaction } from "../review/index.js";

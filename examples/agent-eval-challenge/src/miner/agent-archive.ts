@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { zipFiles } from "@platform/challenge-sdk";
+import { zipFiles } from "@platform/challenge-sdk/zip";
 import { MinerError } from "./challenge-client.js";
 
 const SKIPPED = new Set(["__pycache__", "node_modules", ".git", ".venv", "venv"]);

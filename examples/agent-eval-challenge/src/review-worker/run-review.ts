@@ -7,8 +7,9 @@
  */
 import { createHash } from "node:crypto";
 import { availableParallelism, totalmem } from "node:os";
-import { readArchive, type ZipFileEntry } from "@platform/challenge-sdk";
+import { readArchive } from "@platform/challenge-sdk";
 import { WorkerClientError } from "@platform/challenge-sdk/client";
+import type { ZipFileEntry } from "@platform/challenge-sdk/zip";
 import {
   DEV_MEASUREMENT,
   loadDevAttestationKey,

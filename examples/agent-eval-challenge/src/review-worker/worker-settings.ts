@@ -4,7 +4,7 @@
  * checked whole, so a bad variable stops the worker before it touches the network.
  */
 import { fileURLToPath } from "node:url";
-import { readCapabilityToken } from "@platform/challenge-sdk";
+import { readCapabilityToken } from "@platform/challenge-sdk/tokens";
 import { httpUrl, ownDigest } from "../worker-environment.js";
 
 /** The reviewer named in every report (and measured into RTMR3). */

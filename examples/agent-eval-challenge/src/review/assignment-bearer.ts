@@ -6,14 +6,13 @@
  * a cancelled assignment's token still verifies cryptographically (its stored hash never
  * changes), and only the state revokes it. The handler gets the assignment as `ctx.bearer`.
  */
+import { type BearerCheck, HttpError } from "@platform/challenge-sdk";
 import {
-  type BearerCheck,
-  HttpError,
   type IssuedCapabilityToken,
   issueCapabilityToken,
   readCapabilityToken,
   verifyCapabilityToken,
-} from "@platform/challenge-sdk";
+} from "@platform/challenge-sdk/tokens";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import { capabilityScope } from "../crypto/index.js";
 import type { Settings } from "../settings.js";

@@ -1,8 +1,9 @@
 // review/prepare on both backends: rule 3 (the current immutable assignment, its token exactly
 // once, even under 50 concurrent prepares), ownership (403) and unknown ids (404), the digest of
 // the returned core, the token's stored hash and MAC, and lazy expiry on the next prepare.
-import { verifyCapabilityToken } from "@platform/challenge-sdk";
+
 import { createMinerKey, testBackends } from "@platform/challenge-sdk/testing";
+import { verifyCapabilityToken } from "@platform/challenge-sdk/tokens";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalDigest, capabilityScope } from "../../src/crypto/index.js";
 import { prepareReview } from "../../src/review/index.js";

@@ -5,7 +5,8 @@
  * bundles under the same object, so a bundle accepted at submit is never refused later by other
  * limits. Refusals keep the bundle's API codes (`bundle_*`).
  */
-import { type SubmissionArchive, ZIP_LIMITS } from "@platform/challenge-sdk";
+import type { SubmissionArchive } from "@platform/challenge-sdk";
+import { ZIP_LIMITS } from "@platform/challenge-sdk/zip";
 import { BUNDLE_FILENAME } from "../api-schemas.js";
 import { bundlePathProblem } from "./bundle-path.js";
 

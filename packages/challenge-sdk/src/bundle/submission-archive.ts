@@ -7,9 +7,14 @@
  * other limits.
  */
 import { createHash } from "node:crypto";
+// By the package's name: the /zip entry is the reader's one home in the build.
+import {
+  type ReadZipOptions,
+  readZip,
+  type ZipErrorCode,
+  type ZipFileEntry,
+} from "@platform/challenge-sdk/zip";
 import { decodeStrictBase64 } from "./_base64.js";
-import { type ReadZipOptions, readZip, type ZipFileEntry } from "./read-zip.js";
-import type { ZipErrorCode } from "./zip-error.js";
 
 /** Every way an archive can be refused: `readZip`'s codes, the base64 field's, its size. */
 export type ArchiveErrorCode = ZipErrorCode | "invalid_base64" | "archive_too_large";

@@ -2,13 +2,7 @@
 // under vitest (`runChallengeConformance`) and from any code (`checkChallengeConformance`), and
 // the kit never needs a test runner to load. Messages name the route and what was expected,
 // because the author reading them did not write the suite.
-import {
-  type Challenge,
-  type ChallengeRouteInfo,
-  GET_WEIGHTS_PATH,
-  METRICS_PATH,
-  SDK_VERSION,
-} from "@platform/challenge-sdk";
+import { type Challenge, type ChallengeRouteInfo, GET_WEIGHTS_PATH } from "@platform/challenge-sdk";
 import { PLATFORM_HEADERS } from "@platform/challenge-sdk/proxy-contract";
 import {
   type Backend,
@@ -17,6 +11,8 @@ import {
   toOpenApiPath,
   validateValue,
 } from "@platform/core";
+import { METRICS_PATH } from "../service-paths.js";
+import { SDK_VERSION } from "../version.js";
 import type {
   ConformanceCheckId,
   ConformanceInput,
