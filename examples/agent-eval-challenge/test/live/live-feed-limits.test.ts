@@ -119,7 +119,7 @@ describe.each(await testBackends())("live feed connections on %s", (backend) => 
         await response.body?.cancel();
         return null;
       },
-      { intervalMs: 50, what: "the feed's place freed" },
+      { timeoutMs: 15_000, intervalMs: 50, what: "the feed's place freed" },
     );
     expect(again.status).toBe(200);
     await again.body!.cancel();

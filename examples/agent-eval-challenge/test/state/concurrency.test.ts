@@ -29,7 +29,7 @@ async function waitForLockWaiters(sql: Sql, count: number): Promise<void> {
         where datname = current_database() and wait_event_type = 'Lock'`;
       return row!.n >= count;
     },
-    { timeoutMs: 2000, intervalMs: 10, what: `${count} lock waiters` },
+    { timeoutMs: 30_000, intervalMs: 10, what: `${count} lock waiters` },
   );
 }
 
