@@ -683,3 +683,36 @@ async function insertRow(
     returning id::text`;
   return inserted!.id;
 }
+
+describe.each(await testBackends())("GPU runs under the broker on %s", (backend) => {
+  let t: ScoringTest;
+  beforeAll(async () => {
+    t = await startScoring(backend, { ...NO_EXECUTOR, GPU_COUNT: "1" });
+  });
+  afterAll(() => t?.close());
+
+  it("take no lease of the challenge's own: the master's broker admits GPU runs", async () => {
+    const accepted = await t.signedFetch("/v1/submissions", {
+      method: "POST",
+      json: submitBody(freshZip()),
+    });
+    expect(accepted.status).toBe(201);
+    const { id } = (await accepted.json()) as { id: string };
+    // The gates pass, the run goes to the broker (which does not answer here) without waiting
+    // for a lease: with a lease table of its own the run would have queued one first.
+    const response = await t.fetch("/internal/v1/worker/process-next", {
+      method: "POST",
+      headers: t.internalHeaders,
+    });
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { code: string }).code).toBe("executor_unavailable");
+    const leases = await t.sql<{ n: number }[]>`
+      select count(*)::int as n from gpu_leases where submission_id = ${id}::bigint`;
+    expect(leases[0]!.n).toBe(0);
+    // Nothing queued, held or released: the run never entered the challenge's GPU ledger.
+    expect(await (await t.fetch("/v1/gpu/status")).json()).toMatchObject({
+      total_gpus: 1,
+      by_status: { queued: 0, active: 0, released: 0 },
+    });
+  });
+});

@@ -6,8 +6,12 @@
  * bundle prints is read: only the scorer's line with this run's nonce, and never from a run the
  * watchdog stopped.
  *
- * With GPU_COUNT > 0 the run waits (FIFO) for a GPU lease and holds it while it runs; no GPU
- * free within GPU_WAIT_SECONDS sends the submission back to the queue. CPU runs hold none.
+ * With GPU_COUNT > 0 a run asks for one GPU. Under the docker executor (a host of the
+ * challenge's own) it waits (FIFO) for a GPU lease here and holds it while it runs; no GPU free
+ * within GPU_WAIT_SECONDS sends the submission back to the queue. Under the broker the master
+ * admits GPU runs itself (its run ledger leases devices; a run past them is refused 429 with
+ * Retry-After and comes back through the queue), so no lease is taken here: a second ledger
+ * would only disagree with the master's. CPU runs hold none.
  */
 import type { Bundle } from "../bundle/index.js";
 import { acquireGpuLease, releaseGpuLease } from "../gpu-leases.js";
@@ -34,7 +38,8 @@ export async function scoredRunStage(
 ): Promise<RunStageOutcome> {
   const { options } = deps;
   const gpus = options.gpu.count > 0 ? 1 : 0;
-  if (gpus > 0) {
+  const leased = gpus > 0 && options.executor === "docker";
+  if (leased) {
     const lease = await acquireGpuLease(deps.sql, id, {
       count: options.gpu.count,
       tier: options.gpu.tier,
@@ -53,7 +58,7 @@ export async function scoredRunStage(
   try {
     return await run(deps, id, bundle, signal, gpus);
   } finally {
-    if (gpus > 0) await releaseGpuLease(deps.sql, id);
+    if (leased) await releaseGpuLease(deps.sql, id);
   }
 }
 
