@@ -22,7 +22,9 @@ import {
   SubmissionStatus,
   TrainingVariants,
 } from "../src/api-schemas.js";
-import { MAX_BASE64_CHARS, MAX_ZIP_BYTES } from "../src/bundle/index.js";
+import { MAX_BASE64_CHARS, MAX_ZIP_BYTES, openBundle } from "../src/bundle/index.js";
+import { InfrastructureError } from "../src/pipeline/infrastructure-error.js";
+import { scoredRunStage } from "../src/pipeline/scored-run-stage.js";
 import {
   bundleZip,
   DRAIN_TRAINING,
@@ -684,35 +686,56 @@ async function insertRow(
   return inserted!.id;
 }
 
-describe.each(await testBackends())("GPU runs under the broker on %s", (backend) => {
-  let t: ScoringTest;
-  beforeAll(async () => {
-    t = await startScoring(backend, { ...NO_EXECUTOR, GPU_COUNT: "1" });
-  });
-  afterAll(() => t?.close());
-
-  it("take no lease of the challenge's own: the master's broker admits GPU runs", async () => {
+describe.each(await testBackends())("GPU leases by executor on %s", (backend) => {
+  // A scored run asking for a GPU, on each executor; neither can run it here (the broker does
+  // not answer, the engine has no such image), so each ends in an infrastructure failure: what
+  // differs is whether the challenge's own GPU ledger saw it.
+  const stage = async (t: ScoringTest) => {
     const accepted = await t.signedFetch("/v1/submissions", {
       method: "POST",
       json: submitBody(freshZip()),
     });
     expect(accepted.status).toBe(201);
     const { id } = (await accepted.json()) as { id: string };
-    // The gates pass, the run goes to the broker (which does not answer here) without waiting
-    // for a lease: with a lease table of its own the run would have queued one first.
-    const response = await t.fetch("/internal/v1/worker/process-next", {
-      method: "POST",
-      headers: t.internalHeaders,
+    const [row] = await t.sql<{ bundle: Buffer }[]>`
+      select bundle from submissions where id = ${id}::bigint`;
+    const bundle = await openBundle(row!.bundle);
+    if (!bundle.ok) throw new Error(bundle.error.message);
+    const failure = await scoredRunStage(
+      t.state.pipeline,
+      id,
+      bundle.value,
+      new AbortController().signal,
+    ).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(InfrastructureError);
+    const leases = await t.sql<{ status: string }[]>`
+      select status from gpu_leases where submission_id = ${id}::bigint`;
+    return leases.map((lease) => lease.status);
+  };
+
+  it("under the broker, takes no lease of its own: the master admits GPU runs", async () => {
+    const t = await startScoring(backend, { ...NO_EXECUTOR, GPU_COUNT: "1" });
+    try {
+      expect(await stage(t)).toEqual([]);
+      expect(await (await t.fetch("/v1/gpu/status")).json()).toMatchObject({
+        total_gpus: 1,
+        by_status: { queued: 0, active: 0, released: 0 },
+      });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("under docker (the challenge's own host), holds a lease for the run and releases it", async () => {
+    const t = await startScoring(backend, {
+      EXECUTOR: "docker",
+      EVAL_IMAGE: "platform-test/no-such-eval-image:none",
+      GPU_COUNT: "1",
     });
-    expect(response.status).toBe(503);
-    expect(((await response.json()) as { code: string }).code).toBe("executor_unavailable");
-    const leases = await t.sql<{ n: number }[]>`
-      select count(*)::int as n from gpu_leases where submission_id = ${id}::bigint`;
-    expect(leases[0]!.n).toBe(0);
-    // Nothing queued, held or released: the run never entered the challenge's GPU ledger.
-    expect(await (await t.fetch("/v1/gpu/status")).json()).toMatchObject({
-      total_gpus: 1,
-      by_status: { queued: 0, active: 0, released: 0 },
-    });
+    try {
+      expect(await stage(t)).toEqual(["released"]);
+    } finally {
+      await t.close();
+    }
   });
 });
