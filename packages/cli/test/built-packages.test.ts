@@ -26,12 +26,20 @@ describe("the built packages", () => {
     expect(result.code).toBe(0);
   });
 
-  it("SDK_VERSION and MASTER_VERSION from dist/ are their package.json versions", async () => {
-    // Plain node, no `@platform/source` condition: the packages resolve to their dist/.
+  it("a challenge built on dist/ reports the SDK's package.json version, MASTER_VERSION the master's", async () => {
+    // Plain node, no `@platform/source` condition: the packages resolve to their dist/. The
+    // SDK's version is what every challenge's GET /version serves (it is not exported).
     const script = [
-      "const sdk = await import('@platform/challenge-sdk');",
+      "const { mkdtempSync } = await import('node:fs');",
+      "const { tmpdir } = await import('node:os');",
+      "const { join } = await import('node:path');",
+      "const { defineChallenge } = await import('@platform/challenge-sdk');",
       "const master = await import('@platform/master');",
-      "console.log(JSON.stringify({ sdk: sdk.SDK_VERSION, master: master.MASTER_VERSION, entry: import.meta.resolve('@platform/master') }));",
+      "const challenge = defineChallenge({ slug: 'version-probe', name: 'version probe', version: '1.0.0', routes: () => {}, weights: () => ({}) });",
+      "const running = await challenge.start({ host: '127.0.0.1', port: 0, dataDir: mkdtempSync(join(tmpdir(), 'sdk-version-')), env: { LOG_LEVEL: 'error', CHALLENGE_TOKEN: 'version-probe-token-0123456789abcdef' } });",
+      "const served = await (await fetch(running.url + '/version')).json();",
+      "await running.close();",
+      "console.log(JSON.stringify({ sdk: served.sdk_version, master: master.MASTER_VERSION, entry: import.meta.resolve('@platform/master') }));",
     ].join("\n");
     const result = await run(process.execPath, ["--input-type=module", "-e", script], repo);
     expect(result.code, result.output).toBe(0);
