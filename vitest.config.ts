@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { DurationSequencer } from "./scripts/duration-sequencer.js";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -31,6 +32,8 @@ export default defineConfig({
     // Most suites wait on child processes, containers and databases rather than compute: one
     // worker more than the 2 cores keeps both busy (docs/decisions.md, "Three test workers").
     maxWorkers: 3,
+    // Longest files first, by the last recorded full run, so no long file starts last.
+    sequence: { sequencer: DurationSequencer },
     projects: [
       project("core", "packages/core"),
       project("master", "packages/master"),

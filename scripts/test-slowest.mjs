@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // `npm run test:slowest`: the slowest test files of the last `npm test`, from the JSON report
 // vitest writes beside its console output (.platform/test-report.json). `-- --run` runs the
-// suite first; `-- --top N` prints N files (default 15). docs/decisions.md, "Where the suite's
-// time goes", records these figures before and after each change to the suite.
+// suite first; `-- --top N` prints N files (default 15); `-- --record` writes the files'
+// durations to scripts/test-durations.json, the order the next runs start files in (longest
+// first: scripts/duration-sequencer.ts). docs/decisions.md, "Where the suite's time goes",
+// records these figures before and after each change to the suite.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -52,4 +54,16 @@ for (const file of files.slice(0, top)) {
   console.log(
     `${file.seconds.toFixed(1).padStart(8)} s  ${String(file.tests).padStart(4)} tests  ${file.name}`,
   );
+}
+
+if (args.includes("--record")) {
+  // Merged into the record: a partial run (one project, one file) updates what it ran.
+  const path = `${root}scripts/test-durations.json`;
+  const recorded = existsSync(path) ? JSON.parse(readFileSync(path, "utf8")) : {};
+  for (const file of files) recorded[file.name] = Math.round(file.seconds * 10) / 10;
+  const sorted = Object.fromEntries(
+    Object.entries(recorded).sort(([a], [b]) => a.localeCompare(b)),
+  );
+  writeFileSync(path, `${JSON.stringify(sorted, null, 2)}\n`);
+  console.log(`recorded ${files.length} files' durations in scripts/test-durations.json`);
 }
