@@ -5,6 +5,7 @@
  * as their routes land.
  */
 import { Type } from "@platform/challenge-sdk";
+import { MintedId, Sha256Hex, Sha384Hex, TaskId, Timestamp } from "./schema-primitives.js";
 import {
   ASSIGNMENT_STATES,
   DECIDED_ASSIGNMENT_STATES,
@@ -12,9 +13,6 @@ import {
   EVAL_RUN_STATES,
   PUBLIC_SUBMISSION_STATUSES,
 } from "./state/index.js";
-
-const Sha256Hex = Type.String({ pattern: "^[0-9a-f]{64}$" });
-const Timestamp = Type.String({ format: "date-time" });
 
 /** POST /submissions: the agent as a base64 ZIP and a display name. */
 export const SubmissionRequest = Type.Object(
@@ -108,9 +106,6 @@ export const RateLimitedResponse = Type.Object(
 // ---------------------------------------------------------------------------------------------
 // Review flow: prepare, retry, cancel, operator approvals.
 
-/** Ids the service mints (assignments, sessions, approvals): random base64url. */
-const ReviewId = Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" });
-
 /** The states of a review assignment (src/state/assignment-states.ts). */
 export const ReviewAssignmentState = Type.Union(
   ASSIGNMENT_STATES.map((state) => Type.Literal(state)),
@@ -124,8 +119,8 @@ export const ReviewAssignmentState = Type.Union(
 export const ReviewAssignmentCore = Type.Object(
   {
     schema_version: Type.Literal("review-assignment/v1"),
-    assignment_id: ReviewId,
-    session_id: ReviewId,
+    assignment_id: MintedId,
+    session_id: MintedId,
     submission_id: Type.Integer({ minimum: 1 }),
     attempt: Type.Integer({ minimum: 1, maximum: 16 }),
     artifact_sha256: Sha256Hex,
@@ -150,8 +145,8 @@ export const ReviewSecretDelivery = Type.Object(
 /** review/prepare and review/retry: the current assignment, and its token on the one delivery. */
 export const ReviewPrepareResponse = Type.Object(
   {
-    assignment_id: ReviewId,
-    session_id: ReviewId,
+    assignment_id: MintedId,
+    session_id: MintedId,
     state: ReviewAssignmentState,
     assignment: ReviewAssignmentCore,
     assignment_digest: Sha256Hex,
@@ -164,28 +159,28 @@ export const ReviewPrepareResponse = Type.Object(
 /** review/retry: the assignment the miner retries (compare-and-swap), and an approval if needed. */
 export const ReviewRetryRequest = Type.Object(
   {
-    expected_assignment_id: ReviewId,
-    approval_id: Type.Optional(ReviewId),
+    expected_assignment_id: MintedId,
+    approval_id: Type.Optional(MintedId),
   },
   { additionalProperties: false, title: "ReviewRetryRequest" },
 );
 
 /** review/cancel: the current assignment to cancel. */
 export const ReviewCancelRequest = Type.Object(
-  { assignment_id: ReviewId },
+  { assignment_id: MintedId },
   { additionalProperties: false, title: "ReviewCancelRequest" },
 );
 
 /** review/cancel's answer. */
 export const ReviewCancelResponse = Type.Object(
-  { assignment_id: ReviewId, state: Type.Literal("cancelled") },
+  { assignment_id: MintedId, state: Type.Literal("cancelled") },
   { additionalProperties: false, title: "ReviewCancelResponse" },
 );
 
 /** An operator's one-use approval to retry after a rejected or escalated assignment. */
 export const ReviewApprovalRequest = Type.Object(
   {
-    assignment_id: ReviewId,
+    assignment_id: MintedId,
     reason: Type.String({ minLength: 1, maxLength: 1024, description: "Why, for the history" }),
   },
   { additionalProperties: false, title: "ReviewApprovalRequest" },
@@ -193,7 +188,7 @@ export const ReviewApprovalRequest = Type.Object(
 
 /** The approval: its id goes in the retry's `approval_id` before `expires_at` (<= 300 s). */
 export const ReviewApprovalResponse = Type.Object(
-  { approval_id: ReviewId, assignment_id: ReviewId, expires_at: Timestamp },
+  { approval_id: MintedId, assignment_id: MintedId, expires_at: Timestamp },
   { additionalProperties: false, title: "ReviewApprovalResponse" },
 );
 
@@ -203,8 +198,8 @@ export const ReviewApprovalResponse = Type.Object(
 /** GET /review/v1/assignments/{assignment_id}: the assignment core, its digest and its state. */
 export const ReviewAssignmentResponse = Type.Object(
   {
-    assignment_id: ReviewId,
-    session_id: ReviewId,
+    assignment_id: MintedId,
+    session_id: MintedId,
     state: ReviewAssignmentState,
     assignment: ReviewAssignmentCore,
     assignment_digest: Sha256Hex,
@@ -240,7 +235,7 @@ export const RulesBundleResponse = Type.Object(
  */
 export const ReviewDeployedRequest = Type.Object(
   {
-    assignment_id: ReviewId,
+    assignment_id: MintedId,
     vm_id: Type.String({ pattern: "^[A-Za-z0-9._:/-]{1,128}$" }),
     provider_receipt: Type.String({ minLength: 1, maxLength: 4096 }),
     image_digest: Type.String({ pattern: "^sha256:[0-9a-f]{64}$" }),
@@ -252,7 +247,7 @@ export const ReviewDeployedRequest = Type.Object(
 /** review/deployed's answer: the assignment's state and the metadata as recorded. */
 export const ReviewDeployedResponse = Type.Object(
   {
-    assignment_id: ReviewId,
+    assignment_id: MintedId,
     state: ReviewAssignmentState,
     record: ReviewDeployedRequest,
   },
@@ -262,7 +257,7 @@ export const ReviewDeployedResponse = Type.Object(
 /** model-call-started (rule 18): the one planned model request, bound before any connection. */
 export const ReviewModelCallRequest = Type.Object(
   {
-    request_id: ReviewId,
+    request_id: MintedId,
     provider: Type.String({ pattern: "^[a-z0-9][a-z0-9._-]{0,63}$" }),
     model: Type.String({ pattern: "^[A-Za-z0-9._:/@+-]{1,128}$" }),
     // A DNS name (no scheme, port or path): where the one connection will go.
@@ -279,7 +274,7 @@ export const ReviewModelCallRequest = Type.Object(
 /** model-call-started's answer. */
 export const ReviewModelCallResponse = Type.Object(
   {
-    assignment_id: ReviewId,
+    assignment_id: MintedId,
     state: ReviewAssignmentState,
     record: ReviewModelCallRequest,
   },
@@ -298,7 +293,7 @@ export const ReviewFailureRequest = Type.Object(
 /** failure's answer: the assignment is now error; its capability is revoked. */
 export const ReviewFailureResponse = Type.Object(
   {
-    assignment_id: ReviewId,
+    assignment_id: MintedId,
     state: Type.Literal("error"),
     record: ReviewFailureRequest,
   },
@@ -315,7 +310,6 @@ export const MAX_EVIDENCE_OBJECTS = 8;
 /** The report route's body limit: the evidence (base64), the quote and the core, with room. */
 export const MAX_REVIEW_ENVELOPE_BYTES = 3 * 1024 * 1024;
 
-const Hex48 = Type.String({ pattern: "^[0-9a-f]{96}$" });
 const EvidenceName = Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" });
 const CheckId = Type.String({ pattern: "^[a-z][a-z0-9_.-]{0,63}$" });
 
@@ -354,8 +348,8 @@ export const ReviewEvidenceRef = Type.Object(
 export const ReviewCore = Type.Object(
   {
     schema_version: Type.Literal("review-core/v1"),
-    assignment_id: ReviewId,
-    session_id: ReviewId,
+    assignment_id: MintedId,
+    session_id: MintedId,
     assignment_digest: Sha256Hex,
     artifact_sha256: Sha256Hex,
     rules_revision_id: Sha256Hex,
@@ -366,7 +360,7 @@ export const ReviewCore = Type.Object(
     // what came back (null when no model was configured and the request was never sent).
     model_call: Type.Object(
       {
-        request_id: ReviewId,
+        request_id: MintedId,
         request_sha256: Sha256Hex,
         response_sha256: Type.Union([Sha256Hex, Type.Null()]),
       },
@@ -390,7 +384,7 @@ export const EventLogEntry = Type.Object(
   {
     imr: Type.Integer({ minimum: 0, maximum: 3 }),
     event: Type.String({ minLength: 1, maxLength: 128 }),
-    digest: Hex48,
+    digest: Sha384Hex,
   },
   { additionalProperties: false, title: "EventLogEntry" },
 );
@@ -401,7 +395,7 @@ export const ReviewAttestation = Type.Object(
     // base64 of the TDX quote v4 bytes (at most 64 KiB decoded).
     quote: Type.String({ minLength: 4, maxLength: 87384, pattern: "^[A-Za-z0-9+/]+={0,2}$" }),
     event_log: Type.Array(EventLogEntry, { maxItems: 64 }),
-    measurement: Hex48,
+    measurement: Sha384Hex,
     vm_config: Type.Object(
       {
         vcpus: Type.Integer({ minimum: 1, maximum: 1024 }),
@@ -452,7 +446,7 @@ export const ReviewVerification = Type.Object(
     verifier: Type.Union([Type.Literal("dcap"), Type.Literal("dev")]),
     // false for the development verifier: its quotes can be forged by anyone.
     confidential: Type.Boolean(),
-    measurement: Type.Union([Hex48, Type.Null()]),
+    measurement: Type.Union([Sha384Hex, Type.Null()]),
   },
   { additionalProperties: false, title: "ReviewVerification" },
 );
@@ -460,8 +454,8 @@ export const ReviewVerification = Type.Object(
 /** The report route's answer: 202 on first receipt, 200 on an identical replay. */
 export const ReviewReportReceiptResponse = Type.Object(
   {
-    assignment_id: ReviewId,
-    session_id: ReviewId,
+    assignment_id: MintedId,
+    session_id: MintedId,
     state: ReviewAssignmentState,
     // sha256 hex of the received envelope's canonical JSON: what "identical" means.
     receipt_sha256: Sha256Hex,
@@ -489,7 +483,7 @@ const JsonRecord = Type.Record(Type.String(), Type.Unknown());
 /** One assignment of a review session, as one view shows it. */
 export const ReviewAuditItem = Type.Object(
   {
-    assignment_id: ReviewId,
+    assignment_id: MintedId,
     attempt: Type.Integer({ minimum: 1, maximum: 16 }),
     state: ReviewAssignmentState,
     assignment_digest: Sha256Hex,
@@ -502,7 +496,7 @@ export const ReviewAuditItem = Type.Object(
     review_digest: Nullable(Sha256Hex),
     receipt_sha256: Nullable(Sha256Hex),
     // history and internal
-    predecessor_id: Type.Optional(Nullable(ReviewId)),
+    predecessor_id: Type.Optional(Nullable(MintedId)),
     expires_at: Type.Optional(Timestamp),
     deployed_at: Type.Optional(Nullable(Timestamp)),
     model_call_at: Type.Optional(Nullable(Timestamp)),
@@ -516,7 +510,7 @@ export const ReviewAuditItem = Type.Object(
     ),
     verifier: Type.Optional(Nullable(Type.Union([Type.Literal("dcap"), Type.Literal("dev")]))),
     confidential: Type.Optional(Nullable(Type.Boolean())),
-    measurement: Type.Optional(Nullable(Hex48)),
+    measurement: Type.Optional(Nullable(Sha384Hex)),
     findings: Type.Optional(
       Type.Array(
         Type.Object(
@@ -561,7 +555,7 @@ export const ReviewAuditResponse = Type.Object(
     ]),
     submission_id: Type.Integer({ minimum: 1 }),
     // Null while the submission has no review session.
-    session_id: Nullable(ReviewId),
+    session_id: Nullable(MintedId),
     items: Type.Array(ReviewAuditItem, { maxItems: 16 }),
     // Pass as `cursor` for the next page; null on the last one.
     next_cursor: Nullable(Type.String({ maxLength: 512 })),
@@ -638,11 +632,11 @@ export const EvalRunState = Type.Union(
 export const EvalPlan = Type.Object(
   {
     schema_version: Type.Literal("eval-plan/v1"),
-    run_id: ReviewId,
+    run_id: MintedId,
     submission_id: Type.Integer({ minimum: 1 }),
     run_number: Type.Integer({ minimum: 1, maximum: 8 }),
     review: Type.Object(
-      { assignment_id: ReviewId, session_id: ReviewId, review_digest: Sha256Hex },
+      { assignment_id: MintedId, session_id: MintedId, review_digest: Sha256Hex },
       { additionalProperties: false },
     ),
     agent_sha256: Sha256Hex,
@@ -668,7 +662,7 @@ export const EvalPlan = Type.Object(
 /** eval/prepare and eval/retry: the run, and its token on the one delivery. */
 export const EvalPrepareResponse = Type.Object(
   {
-    run_id: ReviewId,
+    run_id: MintedId,
     submission_id: Type.Integer({ minimum: 1 }),
     state: EvalRunState,
     plan: EvalPlan,
@@ -697,13 +691,13 @@ export const EvalStatusQuery = Type.Object({
 export const EvalHistoryResponse = Type.Object(
   {
     submission_id: Type.Integer({ minimum: 1 }),
-    current_run_id: Type.Union([ReviewId, Type.Null()]),
+    current_run_id: Type.Union([MintedId, Type.Null()]),
     items: Type.Array(
       Type.Object(
         {
-          run_id: ReviewId,
+          run_id: MintedId,
           run_number: Type.Integer({ minimum: 1 }),
-          review_assignment_id: ReviewId,
+          review_assignment_id: MintedId,
           state: EvalRunState,
           plan_digest: Sha256Hex,
           issued_at: Timestamp,
@@ -725,14 +719,14 @@ export const EvalHistoryResponse = Type.Object(
 
 /** eval/retry and eval/cancel: the run acted on (compare-and-swap on the current run). */
 export const EvalExpectedRunRequest = Type.Object(
-  { expected_run_id: ReviewId },
+  { expected_run_id: MintedId },
   { additionalProperties: false, title: "EvalExpectedRunRequest" },
 );
 
 /** eval/failure: the run, a reason code from a closed set, one bounded message. */
 export const EvalFailureRequest = Type.Object(
   {
-    expected_run_id: ReviewId,
+    expected_run_id: MintedId,
     reason_code: Type.Union(EVAL_FAILURE_CODES.map((code) => Type.Literal(code))),
     message: Type.String({ minLength: 1, maxLength: 1024 }),
   },
@@ -742,7 +736,7 @@ export const EvalFailureRequest = Type.Object(
 /** eval/cancel and eval/failure: the run's state now, and the failure record if any. */
 export const EvalMutationResponse = Type.Object(
   {
-    run_id: ReviewId,
+    run_id: MintedId,
     state: EvalRunState,
     failure: Type.Union([
       Type.Object(
@@ -763,7 +757,7 @@ export const MAX_EVAL_RESULT_BYTES = 256 * 1024;
 /** One task of the plan: its k trial scores and their mean. */
 export const EvalTaskResult = Type.Object(
   {
-    task_id: Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,63}$" }),
+    task_id: TaskId,
     trial_scores: Type.Array(Type.Number({ minimum: 0, maximum: 1 }), {
       minItems: 1,
       maxItems: 16,
@@ -777,7 +771,7 @@ export const EvalTaskResult = Type.Object(
 export const EvalResultCore = Type.Object(
   {
     schema_version: Type.Literal("eval-result-core/v1"),
-    run_id: ReviewId,
+    run_id: MintedId,
     plan_digest: Sha256Hex,
     agent_sha256: Sha256Hex,
     task_set_revision_id: Sha256Hex,
@@ -811,7 +805,7 @@ export const EvalResult = Type.Object(
 /** The result route's answer: 202 on first receipt, 200 on an identical replay. */
 export const EvalReceiptResponse = Type.Object(
   {
-    run_id: ReviewId,
+    run_id: MintedId,
     state: EvalRunState,
     result_sha256: Sha256Hex,
     received_at: Timestamp,
@@ -839,7 +833,7 @@ export const EvalReceiptResponse = Type.Object(
 /** One accepted, fully attested run as a validator replays it. */
 export const ReplayAuditRequestResponse = Type.Object(
   {
-    run_id: ReviewId,
+    run_id: MintedId,
     submission_id: Type.Integer({ minimum: 1 }),
     // Whether the sampler selected it (the list shows only selected runs).
     selected: Type.Boolean(),
@@ -866,11 +860,11 @@ export const ReplayAuditRequestListResponse = Type.Object(
 /** A validator's replay of one run: its audit id and the replayed trial scores. */
 export const ReplayAuditResultRequest = Type.Object(
   {
-    audit_id: ReviewId,
+    audit_id: MintedId,
     tasks: Type.Array(
       Type.Object(
         {
-          task_id: Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,63}$" }),
+          task_id: TaskId,
           trial_scores: Type.Array(Type.Number({ minimum: 0, maximum: 1 }), {
             minItems: 1,
             maxItems: 16,
@@ -887,8 +881,8 @@ export const ReplayAuditResultRequest = Type.Object(
 /** The stored comparison: never a change to the accepted score or the weights. */
 export const ReplayAuditResultResponse = Type.Object(
   {
-    run_id: ReviewId,
-    audit_id: ReviewId,
+    run_id: MintedId,
+    audit_id: MintedId,
     attested_score: Type.Number({ minimum: 0, maximum: 1 }),
     replay_score: Type.Number({ minimum: 0, maximum: 1 }),
     delta: Type.Number({ minimum: 0, maximum: 1 }),
@@ -903,9 +897,9 @@ export const ReplayAuditResultResponse = Type.Object(
 export const EvalRevalidateResponse = Type.Object(
   {
     submission_id: Type.Integer({ minimum: 1 }),
-    revalidation_id: ReviewId,
+    revalidation_id: MintedId,
     requested_at: Timestamp,
-    previous_run_id: ReviewId,
+    previous_run_id: MintedId,
     state: Type.Literal("pending"),
   },
   { additionalProperties: false, title: "EvalRevalidateResponse" },
@@ -916,13 +910,13 @@ export const EvalRevalidateResponse = Type.Object(
 
 /** GET /evaluation/v1/runs/{id}: the run as its VM reads it. */
 export const EvalRunView = Type.Object(
-  { run_id: ReviewId, state: EvalRunState, plan: EvalPlan, plan_sha256: Sha256Hex },
+  { run_id: MintedId, state: EvalRunState, plan: EvalPlan, plan_sha256: Sha256Hex },
   { additionalProperties: false, title: "EvalRunView" },
 );
 
 /** GET /evaluation/v1/runs/{id}/env: the miner's env values, released to the run token only. */
 export const EvalRunEnvResponse = Type.Object(
-  { run_id: ReviewId, env: Type.Record(Type.String(), Type.String()) },
+  { run_id: MintedId, env: Type.Record(Type.String(), Type.String()) },
   { additionalProperties: false, title: "EvalRunEnvResponse" },
 );
 
@@ -942,12 +936,11 @@ export const TelemetrySessionRequest = Type.Object(
 );
 
 export const TelemetrySessionResponse = Type.Object(
-  { run_id: ReviewId, session_id: Type.String(), expires_at: Timestamp, state: EvalRunState },
+  { run_id: MintedId, session_id: Type.String(), expires_at: Timestamp, state: EvalRunState },
   { additionalProperties: false, title: "TelemetrySessionResponse" },
 );
 
 export const MAX_PROGRESS_BYTES = 16 * 1024;
-const TaskId = Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,63}$" });
 const ProgressSeq = Type.Integer({ minimum: 1, maximum: 2147483647 });
 const ProgressMessage = Type.String({ maxLength: 1024 });
 
@@ -990,7 +983,7 @@ export const ProgressEvent = Type.Union(
 
 export const ProgressResponse = Type.Object(
   {
-    run_id: ReviewId,
+    run_id: MintedId,
     task_id: TaskId,
     seq: ProgressSeq,
     // False for an identical repeat of an event already recorded (idempotent).

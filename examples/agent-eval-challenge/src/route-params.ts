@@ -4,9 +4,7 @@
  * identifier the same way on every route.
  */
 import { Type } from "@platform/challenge-sdk";
-
-/** An id this service mints (assignments, sessions, runs): random base64url. */
-const MintedId = Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" });
+import { MintedId } from "./schema-primitives.js";
 
 export const SubmissionIdParams = Type.Object({
   // A bigint in the database; past 2^53 an id cannot be one this service handed out.

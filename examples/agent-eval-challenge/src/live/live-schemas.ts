@@ -4,12 +4,9 @@
  */
 import { type TSchema, Type } from "@platform/challenge-sdk";
 import { PublicStatus } from "../api-schemas.js";
+import { MintedId, TaskId, Timestamp } from "../schema-primitives.js";
 import { LOG_STREAMS } from "./attempt-events.js";
 import { FEED_CURSOR_PATTERN } from "./live-feed.js";
-
-const MintedId = Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" });
-const TaskId = Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,63}$" });
-const Timestamp = Type.String({ format: "date-time" });
 
 export const AttemptIdParams = Type.Object({ attempt_id: MintedId });
 

@@ -1,0 +1,19 @@
+/**
+ * The unnamed building blocks several features' schemas share (ids, digests, times), defined
+ * once so every route and record describes them the same way in /openapi.json.
+ */
+import { Type } from "@platform/challenge-sdk";
+
+/** An id this service mints (assignments, sessions, approvals, runs): random base64url. */
+export const MintedId = Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" });
+
+/** A sha256 digest as lowercase hex. */
+export const Sha256Hex = Type.String({ pattern: "^[0-9a-f]{64}$" });
+
+/** 48 bytes as lowercase hex: a sha384 digest or a TDX measurement register. */
+export const Sha384Hex = Type.String({ pattern: "^[0-9a-f]{96}$" });
+
+export const Timestamp = Type.String({ format: "date-time" });
+
+/** A task of the task set, as plans, results, progress and the live views name it. */
+export const TaskId = Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,63}$" });
