@@ -5,6 +5,8 @@
  * as their routes land.
  */
 import { Type } from "@platform/challenge-sdk";
+import { ENV_KEY_PATTERN, MAX_ENV_KEYS, MAX_ENV_VALUE_BYTES } from "./env/env-rules.js";
+import { MAX_EVIDENCE_OBJECT_BYTES, MAX_EVIDENCE_OBJECTS } from "./review/review-envelope.js";
 import { MintedId, Sha256Hex, Sha384Hex, TaskId, Timestamp } from "./schema-primitives.js";
 import {
   ASSIGNMENT_STATES,
@@ -304,12 +306,6 @@ export const ReviewFailureResponse = Type.Object(
 // The attested review report (review envelope v1) and its receipt. docs/challenges/agent-eval.md
 // ("The review envelope") explains every field and the order the service verifies them in.
 
-/** Largest evidence object, in bytes, and the most objects one report may carry. */
-export const MAX_EVIDENCE_OBJECT_BYTES = 256 * 1024;
-export const MAX_EVIDENCE_OBJECTS = 8;
-/** The report route's body limit: the evidence (base64), the quote and the core, with room. */
-export const MAX_REVIEW_ENVELOPE_BYTES = 3 * 1024 * 1024;
-
 const EvidenceName = Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" });
 const CheckId = Type.String({ pattern: "^[a-z][a-z0-9_.-]{0,63}$" });
 
@@ -568,12 +564,6 @@ export const ReviewAuditResponse = Type.Object(
 // ---------------------------------------------------------------------------------------------
 // The miner's environment and launch (docs: "Miner env and launch").
 
-/** Limits of a miner env: keys, one value, all values (bytes of UTF-8). */
-export const MAX_ENV_KEYS = 64;
-export const MAX_ENV_VALUE_BYTES = 16 * 1024;
-export const MAX_ENV_TOTAL_BYTES = 128 * 1024;
-export const ENV_KEY_PATTERN = "^[A-Za-z_][A-Za-z0-9_]{0,127}$";
-
 /** PUT env: the whole set, replacing the previous one. */
 export const MinerEnvUpdateRequest = Type.Object(
   {
@@ -751,8 +741,6 @@ export const EvalMutationResponse = Type.Object(
 
 // ---------------------------------------------------------------------------------------------
 // The eval result (docs: "The eval result"): byte-exact canonical JSON, quote-bound.
-
-export const MAX_EVAL_RESULT_BYTES = 256 * 1024;
 
 /** One task of the plan: its k trial scores and their mean. */
 export const EvalTaskResult = Type.Object(
@@ -940,7 +928,6 @@ export const TelemetrySessionResponse = Type.Object(
   { additionalProperties: false, title: "TelemetrySessionResponse" },
 );
 
-export const MAX_PROGRESS_BYTES = 16 * 1024;
 const ProgressSeq = Type.Integer({ minimum: 1, maximum: 2147483647 });
 const ProgressMessage = Type.String({ maxLength: 1024 });
 

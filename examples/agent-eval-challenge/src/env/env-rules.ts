@@ -1,12 +1,17 @@
 /**
- * What a miner env may hold, beyond its schema (key pattern, at most 64 keys): bytes, not
- * characters, against the per-value and total caps, and nothing URL-shaped. The env reaches the
+ * What a miner env may hold: its limits (the key pattern and count, which the schema checks),
+ * then bytes, not characters, against the per-value and total caps, and nothing URL-shaped. The env reaches the
  * agent inside the evaluation; a URL in it could point the agent (or a tool it calls) away from
  * the evaluator's model endpoint, so keys that name a location and values that are one are
  * refused outright, with the key named (never the value) in the answer.
  */
 import { HttpError } from "@platform/challenge-sdk";
-import { MAX_ENV_TOTAL_BYTES, MAX_ENV_VALUE_BYTES } from "../api-schemas.js";
+
+/** Limits of a miner env: keys, one value, all values (bytes of UTF-8). */
+export const MAX_ENV_KEYS = 64;
+export const MAX_ENV_VALUE_BYTES = 16 * 1024;
+export const MAX_ENV_TOTAL_BYTES = 128 * 1024;
+export const ENV_KEY_PATTERN = "^[A-Za-z_][A-Za-z0-9_]{0,127}$";
 
 export const ENV_ERROR_CODES = {
   /** 400: a key names a location (…_URL, …_HOST, …_PROXY, …) or a value is a URL or host. */

@@ -12,8 +12,6 @@ import {
   EvalResult,
   EvalRunEnvResponse,
   EvalRunView,
-  MAX_EVAL_RESULT_BYTES,
-  MAX_PROGRESS_BYTES,
   ProgressEvent,
   ProgressResponse,
   TelemetrySessionRequest,
@@ -21,8 +19,8 @@ import {
 } from "../api-schemas.js";
 import { RunIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
-import { recordProgress } from "./progress.js";
-import { canonicalResultBody, receiveResult } from "./receive-result.js";
+import { MAX_PROGRESS_BYTES, recordProgress } from "./progress.js";
+import { canonicalResultBody, MAX_EVAL_RESULT_BYTES, receiveResult } from "./receive-result.js";
 import { runBearer } from "./run-bearer.js";
 import { runArtifact, runEnv, runView } from "./run-reads.js";
 import { telemetrySessionAuth } from "./telemetry-auth.js";

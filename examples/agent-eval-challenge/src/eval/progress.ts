@@ -17,6 +17,9 @@ import { TELEMETRY_ERROR_CODES } from "./telemetry-session.js";
 
 export type ProgressEventRecord = Static<typeof ProgressEvent>;
 
+/** The progress route's body limit: one event. */
+export const MAX_PROGRESS_BYTES = 16 * 1024;
+
 export const PROGRESS_ERROR_CODES = {
   /** 409: the task is not one of the run's plan. */
   unknownTask: "unknown_task",

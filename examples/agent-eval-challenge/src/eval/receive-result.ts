@@ -18,6 +18,9 @@ import { type EvalRunState, transitionEvalRun } from "../state/index.js";
 import { checkResultLocally, type EvalResult } from "./eval-result.js";
 import { lockRun } from "./run-bearer.js";
 
+/** The result route's body limit. */
+export const MAX_EVAL_RESULT_BYTES = 256 * 1024;
+
 export const RESULT_ERROR_CODES = {
   /** 400: the body is not byte-exact canonical JSON (RFC 8785). */
   notCanonicalJson: "not_canonical_json",

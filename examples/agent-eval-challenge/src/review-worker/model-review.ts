@@ -6,8 +6,11 @@
  * report still binds one request.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { MAX_EVIDENCE_OBJECT_BYTES } from "../api-schemas.js";
-import type { ReviewFindingRecord, ReviewVerdict } from "../review/review-envelope.js";
+import {
+  MAX_EVIDENCE_OBJECT_BYTES,
+  type ReviewFindingRecord,
+  type ReviewVerdict,
+} from "../review/review-envelope.js";
 import type { ModelCallRecord } from "./vm-client.js";
 import type { ModelSettings } from "./worker-settings.js";
 

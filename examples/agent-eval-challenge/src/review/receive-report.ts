@@ -36,6 +36,9 @@ import {
 import { VM_ERROR_CODES } from "./vm-errors.js";
 import type { PlannedModelCall } from "./vm-writes.js";
 
+/** The report route's body limit: the evidence (base64), the quote and the core, with room. */
+export const MAX_REVIEW_ENVELOPE_BYTES = 3 * 1024 * 1024;
+
 /** The definitive outcome of a report, stored write-once with the assignment. */
 export interface ReviewVerificationRecord {
   status: "verified" | "rejected";

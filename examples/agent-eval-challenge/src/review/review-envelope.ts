@@ -27,6 +27,10 @@ export const REVIEW_ENVELOPE_SCHEMA_VERSION = "review-envelope/v1";
 export const REVIEW_ENVELOPE_DOMAIN = "platform/agent-eval/review-envelope/v1";
 export const REVIEW_CORE_SCHEMA_VERSION = "review-core/v1";
 
+/** Largest evidence object, in bytes, and the most objects one report may carry. */
+export const MAX_EVIDENCE_OBJECT_BYTES = 256 * 1024;
+export const MAX_EVIDENCE_OBJECTS = 8;
+
 /** A report may be dated this far past the service's clock (the VM's clock drifts). */
 export const REPORT_CLOCK_SKEW_MS = 60_000;
 

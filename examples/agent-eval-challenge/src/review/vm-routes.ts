@@ -8,7 +8,6 @@
 import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import {
-  MAX_REVIEW_ENVELOPE_BYTES,
   ReviewAssignmentResponse,
   ReviewEnvelope,
   ReviewFailureRequest,
@@ -22,7 +21,7 @@ import { AssignmentIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { assignmentArtifact } from "./assignment-artifact.js";
 import { assignmentBearer } from "./assignment-bearer.js";
-import { receiveReport } from "./receive-report.js";
+import { MAX_REVIEW_ENVELOPE_BYTES, receiveReport } from "./receive-report.js";
 import { recordFailure, startModelCall } from "./vm-writes.js";
 
 const READ_REFUSALS = {
