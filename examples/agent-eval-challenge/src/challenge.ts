@@ -26,8 +26,6 @@ import {
   MinerEnvUpdateRequest,
   ProgressEvent,
   ProgressResponse,
-  PublicStatus,
-  RateLimitedResponse,
   ReplayAuditRequestListResponse,
   ReplayAuditRequestResponse,
   ReplayAuditResultRequest,
@@ -57,9 +55,6 @@ import {
   ReviewRetryRequest,
   ReviewVerification,
   RulesBundleResponse,
-  SubmissionListItem,
-  SubmissionRequest,
-  SubmissionResponse,
   TelemetrySessionRequest,
   TelemetrySessionResponse,
 } from "./api-schemas.js";
@@ -71,6 +66,13 @@ import { liveRoutes } from "./live/live-routes.js";
 import { reviewRoutes } from "./review/index.js";
 import { Settings } from "./settings.js";
 import { submissionRoutes } from "./submissions/submission-routes.js";
+import {
+  PublicStatus,
+  RateLimitedResponse,
+  SubmissionListItem,
+  SubmissionRequest,
+  SubmissionResponse,
+} from "./submissions/submission-schemas.js";
 import { agentEvalWeights } from "./weights/agent-weights.js";
 
 /** The interface version this service implements (GET /version `api_version`). */

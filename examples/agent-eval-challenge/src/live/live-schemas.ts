@@ -3,8 +3,8 @@
  * schemas: the routes validate with them and /openapi.json shows them under these titles.
  */
 import { type TSchema, Type } from "@platform/challenge-sdk";
-import { PublicStatus } from "../api-schemas.js";
 import { MintedId, TaskId, Timestamp } from "../schema-primitives.js";
+import { PublicStatus } from "../submissions/submission-schemas.js";
 import { LOG_STREAMS } from "./attempt-events.js";
 import { FEED_CURSOR_PATTERN } from "./live-feed.js";
 

@@ -7,15 +7,15 @@
  */
 import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
+import type { Settings } from "../settings.js";
+import { AGENT_ARCHIVE } from "./agent-archive.js";
 import {
   RateLimitedResponse,
   SubmissionListItem,
   SubmissionListQuery,
   SubmissionRequest,
   SubmissionResponse,
-} from "../api-schemas.js";
-import type { Settings } from "../settings.js";
-import { AGENT_ARCHIVE } from "./agent-archive.js";
+} from "./submission-schemas.js";
 import { listSubmissions, storeSubmission } from "./submission-store.js";
 
 // The base64 of the largest agent ZIP, plus room for the rest of the JSON.
