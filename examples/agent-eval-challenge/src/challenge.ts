@@ -20,7 +20,6 @@ import {
   EvalRunState,
   EvalRunView,
   EvalTaskResult,
-  EventLogEntry,
   MinerEnvLaunchResponse,
   MinerEnvMetadataResponse,
   MinerEnvUpdateRequest,
@@ -30,31 +29,6 @@ import {
   ReplayAuditRequestResponse,
   ReplayAuditResultRequest,
   ReplayAuditResultResponse,
-  ReviewApprovalRequest,
-  ReviewApprovalResponse,
-  ReviewAssignmentCore,
-  ReviewAssignmentResponse,
-  ReviewAttestation,
-  ReviewAuditItem,
-  ReviewAuditResponse,
-  ReviewCancelRequest,
-  ReviewCancelResponse,
-  ReviewCore,
-  ReviewDeployedRequest,
-  ReviewDeployedResponse,
-  ReviewEnvelope,
-  ReviewEvidenceObject,
-  ReviewEvidenceRef,
-  ReviewFailureRequest,
-  ReviewFailureResponse,
-  ReviewFinding,
-  ReviewModelCallRequest,
-  ReviewModelCallResponse,
-  ReviewPrepareResponse,
-  ReviewReportReceiptResponse,
-  ReviewRetryRequest,
-  ReviewVerification,
-  RulesBundleResponse,
   TelemetrySessionRequest,
   TelemetrySessionResponse,
 } from "./api-schemas.js";
@@ -63,7 +37,38 @@ import { evalRoutes } from "./eval/eval-routes.js";
 import { evalVmRoutes } from "./eval/eval-vm-routes.js";
 import { replayAuditRoutes } from "./eval/replay-audit-routes.js";
 import { liveRoutes } from "./live/live-routes.js";
+import { ReviewAuditItem, ReviewAuditResponse } from "./review/audit-schemas.js";
 import { reviewRoutes } from "./review/index.js";
+import {
+  EventLogEntry,
+  ReviewAttestation,
+  ReviewCore,
+  ReviewEnvelope,
+  ReviewEvidenceObject,
+  ReviewEvidenceRef,
+  ReviewFinding,
+  ReviewReportReceiptResponse,
+  ReviewVerification,
+} from "./review/review-envelope-schemas.js";
+import {
+  ReviewApprovalRequest,
+  ReviewApprovalResponse,
+  ReviewAssignmentCore,
+  ReviewCancelRequest,
+  ReviewCancelResponse,
+  ReviewDeployedRequest,
+  ReviewDeployedResponse,
+  ReviewPrepareResponse,
+  ReviewRetryRequest,
+} from "./review/review-schemas.js";
+import {
+  ReviewAssignmentResponse,
+  ReviewFailureRequest,
+  ReviewFailureResponse,
+  ReviewModelCallRequest,
+  ReviewModelCallResponse,
+  RulesBundleResponse,
+} from "./review/vm-schemas.js";
 import { Settings } from "./settings.js";
 import { submissionRoutes } from "./submissions/submission-routes.js";
 import {

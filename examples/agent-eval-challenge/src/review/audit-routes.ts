@@ -7,9 +7,9 @@
 import { createHash } from "node:crypto";
 import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { ReviewAuditQuery, ReviewAuditResponse } from "../api-schemas.js";
 import { SessionIdParams, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
+import { ReviewAuditQuery, ReviewAuditResponse } from "./audit-schemas.js";
 import { canonicalPageBytes, reviewAudit } from "./review-audit.js";
 import { serveEvidence } from "./review-evidence.js";
 

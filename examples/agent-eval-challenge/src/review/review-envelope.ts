@@ -8,14 +8,14 @@
  */
 import { createHash } from "node:crypto";
 import type { Static } from "@platform/challenge-sdk";
+import { type EventLogEntry, reviewReportData } from "../attestation/index.js";
+import { canonicalDigest, type JsonValue } from "../crypto/index.js";
+import type { ReviewAssignmentCore } from "./issue-assignment.js";
 import type {
   ReviewCore,
   ReviewEnvelope as ReviewEnvelopeSchema,
   ReviewFinding,
-} from "../api-schemas.js";
-import { type EventLogEntry, reviewReportData } from "../attestation/index.js";
-import { canonicalDigest, type JsonValue } from "../crypto/index.js";
-import type { ReviewAssignmentCore } from "./issue-assignment.js";
+} from "./review-envelope-schemas.js";
 import type { PlannedModelCall } from "./vm-writes.js";
 
 export type ReviewEnvelope = Static<typeof ReviewEnvelopeSchema>;

@@ -7,6 +7,13 @@
  */
 import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
+import { OWNER_ERRORS, SessionIdParams, SubmissionIdParams } from "../route-params.js";
+import type { Settings } from "../settings.js";
+import { reviewAuditRoutes } from "./audit-routes.js";
+import { cancelReview } from "./cancel-review.js";
+import { createOperatorApproval } from "./operator-approval.js";
+import { prepareReview } from "./prepare-review.js";
+import { retryReview } from "./retry-review.js";
 import {
   ReviewApprovalRequest,
   ReviewApprovalResponse,
@@ -16,14 +23,7 @@ import {
   ReviewDeployedResponse,
   ReviewPrepareResponse,
   ReviewRetryRequest,
-} from "../api-schemas.js";
-import { OWNER_ERRORS, SessionIdParams, SubmissionIdParams } from "../route-params.js";
-import type { Settings } from "../settings.js";
-import { reviewAuditRoutes } from "./audit-routes.js";
-import { cancelReview } from "./cancel-review.js";
-import { createOperatorApproval } from "./operator-approval.js";
-import { prepareReview } from "./prepare-review.js";
-import { retryReview } from "./retry-review.js";
+} from "./review-schemas.js";
 import { reviewVmRoutes } from "./vm-routes.js";
 import { recordDeployment } from "./vm-writes.js";
 

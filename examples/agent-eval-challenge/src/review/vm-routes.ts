@@ -7,21 +7,20 @@
  */
 import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import {
-  ReviewAssignmentResponse,
-  ReviewEnvelope,
-  ReviewFailureRequest,
-  ReviewFailureResponse,
-  ReviewModelCallRequest,
-  ReviewModelCallResponse,
-  ReviewReportReceiptResponse,
-  RulesBundleResponse,
-} from "../api-schemas.js";
 import { AssignmentIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { assignmentArtifact } from "./assignment-artifact.js";
 import { assignmentBearer } from "./assignment-bearer.js";
 import { MAX_REVIEW_ENVELOPE_BYTES, receiveReport } from "./receive-report.js";
+import { ReviewEnvelope, ReviewReportReceiptResponse } from "./review-envelope-schemas.js";
+import {
+  ReviewAssignmentResponse,
+  ReviewFailureRequest,
+  ReviewFailureResponse,
+  ReviewModelCallRequest,
+  ReviewModelCallResponse,
+  RulesBundleResponse,
+} from "./vm-schemas.js";
 import { recordFailure, startModelCall } from "./vm-writes.js";
 
 const READ_REFUSALS = {
