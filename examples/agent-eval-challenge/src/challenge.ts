@@ -20,9 +20,6 @@ import {
   EvalRunState,
   EvalRunView,
   EvalTaskResult,
-  MinerEnvLaunchResponse,
-  MinerEnvMetadataResponse,
-  MinerEnvUpdateRequest,
   ProgressEvent,
   ProgressResponse,
   ReplayAuditRequestListResponse,
@@ -33,6 +30,11 @@ import {
   TelemetrySessionResponse,
 } from "./api-schemas.js";
 import { minerEnvRoutes } from "./env/env-routes.js";
+import {
+  MinerEnvLaunchResponse,
+  MinerEnvMetadataResponse,
+  MinerEnvUpdateRequest,
+} from "./env/env-schemas.js";
 import { evalRoutes } from "./eval/eval-routes.js";
 import { evalVmRoutes } from "./eval/eval-vm-routes.js";
 import { replayAuditRoutes } from "./eval/replay-audit-routes.js";

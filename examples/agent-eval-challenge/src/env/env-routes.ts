@@ -4,13 +4,13 @@
  */
 import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
+import { OWNER_ERRORS, SubmissionIdParams } from "../route-params.js";
+import type { Settings } from "../settings.js";
 import {
   MinerEnvLaunchResponse,
   MinerEnvMetadataResponse,
   MinerEnvUpdateRequest,
-} from "../api-schemas.js";
-import { OWNER_ERRORS, SubmissionIdParams } from "../route-params.js";
-import type { Settings } from "../settings.js";
+} from "./env-schemas.js";
 import {
   confirmEmptyMinerEnv,
   launchEvaluation,
