@@ -5,6 +5,19 @@
 // state machines: src/state/; attestation: src/attestation/; crypto: src/crypto/.
 import { defineChallenge } from "@platform/challenge-sdk";
 import { createAgentEvalState } from "./agent-eval-state.js";
+import { minerEnvRoutes } from "./env/env-routes.js";
+import {
+  MinerEnvLaunchResponse,
+  MinerEnvMetadataResponse,
+  MinerEnvUpdateRequest,
+} from "./env/env-schemas.js";
+import {
+  EvalReceiptResponse,
+  EvalResult,
+  EvalResultCore,
+  EvalTaskResult,
+} from "./eval/eval-result-schemas.js";
+import { evalRoutes } from "./eval/eval-routes.js";
 import {
   EvalExpectedRunRequest,
   EvalFailureRequest,
@@ -12,32 +25,25 @@ import {
   EvalMutationResponse,
   EvalPlan,
   EvalPrepareResponse,
-  EvalReceiptResponse,
-  EvalResult,
-  EvalResultCore,
   EvalRevalidateResponse,
-  EvalRunEnvResponse,
   EvalRunState,
+} from "./eval/eval-schemas.js";
+import { evalVmRoutes } from "./eval/eval-vm-routes.js";
+import {
+  EvalRunEnvResponse,
   EvalRunView,
-  EvalTaskResult,
   ProgressEvent,
   ProgressResponse,
+  TelemetrySessionRequest,
+  TelemetrySessionResponse,
+} from "./eval/eval-vm-schemas.js";
+import { replayAuditRoutes } from "./eval/replay-audit-routes.js";
+import {
   ReplayAuditRequestListResponse,
   ReplayAuditRequestResponse,
   ReplayAuditResultRequest,
   ReplayAuditResultResponse,
-  TelemetrySessionRequest,
-  TelemetrySessionResponse,
-} from "./api-schemas.js";
-import { minerEnvRoutes } from "./env/env-routes.js";
-import {
-  MinerEnvLaunchResponse,
-  MinerEnvMetadataResponse,
-  MinerEnvUpdateRequest,
-} from "./env/env-schemas.js";
-import { evalRoutes } from "./eval/eval-routes.js";
-import { evalVmRoutes } from "./eval/eval-vm-routes.js";
-import { replayAuditRoutes } from "./eval/replay-audit-routes.js";
+} from "./eval/replay-audit-schemas.js";
 import { liveRoutes } from "./live/live-routes.js";
 import { ReviewAuditItem, ReviewAuditResponse } from "./review/audit-schemas.js";
 import { reviewRoutes } from "./review/index.js";

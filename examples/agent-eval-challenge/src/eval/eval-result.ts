@@ -9,10 +9,10 @@
  * verified like a review's (verify-attestation.ts).
  */
 import type { Static } from "@platform/challenge-sdk";
-import type { EvalResultCore, EvalResult as EvalResultSchema } from "../api-schemas.js";
 import { type EventLogEntry, evalResultReportData } from "../attestation/index.js";
 import { canonicalDigest, type JsonValue } from "../crypto/index.js";
 import type { EvalPlan } from "./eval-plan.js";
+import type { EvalResultCore, EvalResult as EvalResultSchema } from "./eval-result-schemas.js";
 
 export type EvalResult = Static<typeof EvalResultSchema>;
 export type EvalResultCoreRecord = Static<typeof EvalResultCore>;

@@ -4,6 +4,8 @@
  */
 import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
+import { OWNER_ERRORS, SubmissionIdParams } from "../route-params.js";
+import type { Settings } from "../settings.js";
 import {
   EvalExpectedRunRequest,
   EvalFailureRequest,
@@ -12,9 +14,7 @@ import {
   EvalPrepareResponse,
   EvalRevalidateResponse,
   EvalStatusQuery,
-} from "../api-schemas.js";
-import { OWNER_ERRORS, SubmissionIdParams } from "../route-params.js";
-import type { Settings } from "../settings.js";
+} from "./eval-schemas.js";
 import { evalStatus } from "./eval-status.js";
 import { prepareEval } from "./prepare-eval.js";
 import { requestRevalidation } from "./revalidate.js";

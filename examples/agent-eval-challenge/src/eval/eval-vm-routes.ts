@@ -7,18 +7,17 @@
  */
 import { type ChallengeRouter, json } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
+import { RunIdParams } from "../route-params.js";
+import type { Settings } from "../settings.js";
+import { EvalReceiptResponse, EvalResult } from "./eval-result-schemas.js";
 import {
-  EvalReceiptResponse,
-  EvalResult,
   EvalRunEnvResponse,
   EvalRunView,
   ProgressEvent,
   ProgressResponse,
   TelemetrySessionRequest,
   TelemetrySessionResponse,
-} from "../api-schemas.js";
-import { RunIdParams } from "../route-params.js";
-import type { Settings } from "../settings.js";
+} from "./eval-vm-schemas.js";
 import { MAX_PROGRESS_BYTES, recordProgress } from "./progress.js";
 import { canonicalResultBody, MAX_EVAL_RESULT_BYTES, receiveResult } from "./receive-result.js";
 import { runBearer } from "./run-bearer.js";

@@ -7,11 +7,11 @@
  * (the result route is the only path to one).
  */
 import { HttpError, type Sql, type Static, type TransactionSql } from "@platform/challenge-sdk";
-import type { ProgressEvent } from "../api-schemas.js";
 import { canonicalJson, type JsonValue } from "../crypto/index.js";
 import { openMinerEnv } from "../env/miner-env.js";
 import { envSpellings, redactSecrets } from "../live/redaction.js";
 import { reviewTransaction } from "../review/index.js";
+import type { ProgressEvent } from "./eval-vm-schemas.js";
 import { lockRun } from "./run-bearer.js";
 import { TELEMETRY_ERROR_CODES } from "./telemetry-session.js";
 

@@ -4,12 +4,6 @@
  */
 import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import {
-  ReplayAuditRequestListResponse,
-  ReplayAuditRequestResponse,
-  ReplayAuditResultRequest,
-  ReplayAuditResultResponse,
-} from "../api-schemas.js";
 import { RunIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import {
@@ -18,6 +12,12 @@ import {
   replayAuditRequest,
   samplerSeed,
 } from "./replay-audit.js";
+import {
+  ReplayAuditRequestListResponse,
+  ReplayAuditRequestResponse,
+  ReplayAuditResultRequest,
+  ReplayAuditResultResponse,
+} from "./replay-audit-schemas.js";
 
 const NOT_AVAILABLE = {
   404: { description: "audit_not_available: not an accepted, fully attested run" },
