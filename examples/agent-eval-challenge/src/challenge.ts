@@ -1,8 +1,9 @@
 // The agent-eval challenge (spec/agent-eval-challenge.md, interface 1.0.1): miners submit an
 // agent as a ZIP; a confidential VM reviews it under an attested, immutable assignment; after a
 // verified allow an external Eval run scores it; weights follow the accepted scores.
-// Settings: src/settings.ts; state: src/agent-eval-state.ts; records: src/api-schemas.ts; the
-// state machines: src/state/; attestation: src/attestation/; crypto: src/crypto/.
+// Settings: src/settings.ts; state: src/agent-eval-state.ts; records: each feature's *-schemas.ts
+// beside its routes (what they share: src/schema-primitives.ts); the state machines: src/state/;
+// attestation: src/attestation/; crypto: src/crypto/.
 import { defineChallenge } from "@platform/challenge-sdk";
 import { createAgentEvalState } from "./agent-eval-state.js";
 import { minerEnvRoutes } from "./env/env-routes.js";
