@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { Backend } from "@platform/challenge-sdk/testing";
 import { startTestChallenge, type TestChallenge } from "@platform/challenge-sdk/testing";
 import type { AgentEvalState } from "../src/agent-eval-state.js";
+import type { QuoteVerifier } from "../src/attestation/index.js";
 import { challenge } from "../src/challenge.js";
 
 /** A started agent-eval challenge, its state typed. */
@@ -50,4 +51,29 @@ export function agentZip(tag: string = randomBytes(8).toString("hex"), padTo = 0
   record.writeUInt32LE(0x06054b50, 0);
   record.writeUInt16LE(comment.length, 20);
   return Buffer.concat([record, comment]);
+}
+
+/** What the quote verifier answers during an outage of its collateral service. */
+export const verifierOutage: QuoteVerifier["verify"] = async () => ({
+  status: "unavailable",
+  code: "collateral_unavailable",
+  message: "down",
+});
+
+/**
+ * Run `fn` while the challenge's quote verifier answers as `verify` does (an outage unless
+ * told), then put the real one back, whatever `fn` did.
+ */
+export async function withVerifier<T>(
+  t: AgentEvalTest,
+  fn: () => Promise<T>,
+  verify: QuoteVerifier["verify"] = verifierOutage,
+): Promise<T> {
+  const working = t.state.verifier;
+  t.state.verifier = { kind: working.kind, confidential: working.confidential, verify };
+  try {
+    return await fn();
+  } finally {
+    t.state.verifier = working;
+  }
 }

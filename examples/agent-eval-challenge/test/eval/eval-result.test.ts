@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { measuredEvent } from "../../src/attestation/index.js";
 import { canonicalDigest, type JsonValue } from "../../src/crypto/index.js";
 import type { EvalResult } from "../../src/eval/eval-result.js";
-import { type AgentEvalTest, startAgentEval } from "../agent-eval-kit.js";
+import { type AgentEvalTest, startAgentEval, withVerifier } from "../agent-eval-kit.js";
 import { sha384Hex } from "../review/report-kit.js";
 import { type PreparedRun, postResult, preparedRun, resultFor } from "./eval-kit.js";
 
@@ -188,23 +188,11 @@ describe.each(await testBackends())("eval result (rules 13, 14) on %s", (backend
   it("parks the run while the verifier is unavailable, without credit, then accepts the same bytes", async () => {
     const run = await preparedRun(t);
     const result = await resultFor(run);
-    const working = t.state.verifier;
-    t.state.verifier = {
-      kind: working.kind,
-      confidential: working.confidential,
-      verify: async () => ({
-        status: "unavailable",
-        code: "collateral_unavailable",
-        message: "down",
-      }),
-    };
-    try {
+    await withVerifier(t, async () => {
       const parked = await postResult(t, run, result);
       expect(parked.status).toBe(503);
       expect(await runRow(run)).toEqual({ state: "verifying", score: null });
-    } finally {
-      t.state.verifier = working;
-    }
+    });
     const later = await postResult(t, run, result);
     expect(later.status).toBe(200);
     expect(await runRow(run)).toEqual({ state: "accepted", score: 1 });

@@ -5,7 +5,7 @@
 // best_per_hotkey as an option.
 import { createMinerKey, type MinerKey, testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentEvalTest, startAgentEval } from "../agent-eval-kit.js";
+import { type AgentEvalTest, startAgentEval, withVerifier } from "../agent-eval-kit.js";
 import { issuedRun, type PreparedRun, postResult, preparedRun, resultFor } from "./eval-kit.js";
 
 async function weightsOf(
@@ -131,21 +131,9 @@ describe.each(await testBackends())("agent-eval weights after a revalidate on %s
 
     // full's next run: a perfect, complete result, parked while the verifier is down.
     const parkedRun = await revalidated(full);
-    const working = t.state.verifier;
-    t.state.verifier = {
-      kind: working.kind,
-      confidential: working.confidential,
-      verify: async () => ({
-        status: "unavailable",
-        code: "collateral_unavailable",
-        message: "down",
-      }),
-    };
-    try {
+    await withVerifier(t, async () => {
       expect((await postResult(t, parkedRun, await resultFor(parkedRun))).status).toBe(503);
-    } finally {
-      t.state.verifier = working;
-    }
+    });
     expect(await storedResult(t, parkedRun)).toEqual({ status: null, complete: null });
 
     // half's next run: a perfect, complete result whose quote binds other report_data.

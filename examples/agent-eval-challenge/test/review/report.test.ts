@@ -6,8 +6,8 @@
 import { createHash, generateKeyPairSync } from "node:crypto";
 import { testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { measuredEvent, type QuoteVerifier } from "../../src/attestation/index.js";
-import { type AgentEvalTest, startAgentEval } from "../agent-eval-kit.js";
+import { measuredEvent } from "../../src/attestation/index.js";
+import { type AgentEvalTest, startAgentEval, withVerifier } from "../agent-eval-kit.js";
 import {
   type EnvelopeOptions,
   envelopeFor,
@@ -257,18 +257,7 @@ describe.each(await testBackends())("review report (rule 20) on %s", (backend) =
   it("keeps the nonce while the verifier is unavailable, and verifies the same envelope later", async () => {
     const ready = await readyForReport(t);
     const envelope = await envelopeFor(ready);
-    const working = t.state.verifier;
-    const outage: QuoteVerifier = {
-      kind: working.kind,
-      confidential: working.confidential,
-      verify: async () => ({
-        status: "unavailable",
-        code: "collateral_unavailable",
-        message: "down",
-      }),
-    };
-    t.state.verifier = outage;
-    try {
+    await withVerifier(t, async () => {
       const parked = await postReport(t, ready, envelope);
       expect(parked.status).toBe(503);
       expect(parked.headers.get("retry-after")).toBe("30");
@@ -281,9 +270,7 @@ describe.each(await testBackends())("review report (rule 20) on %s", (backend) =
       // Still parked: another envelope is a conflict, not a second chance.
       const other = await postReport(t, ready, await envelopeFor(ready, { verdict: "escalate" }));
       expect(other.status).toBe(409);
-    } finally {
-      t.state.verifier = working;
-    }
+    });
     const later = await postReport(t, ready, envelope);
     expect(later.status).toBe(200);
     expect(((await later.json()) as Receipt).verification.outcome).toBe("allowed");
