@@ -49,6 +49,7 @@ import {
   DEV_NETUID,
   DEV_RATE_LIMIT_BLOCKS,
   DEV_TEMPO,
+  devSubtensorOptions,
 } from "../../packages/cli/src/commands/_dev-chain.js";
 import { type Figure, median, round } from "../_figure.js";
 import { distinctBundles } from "./scoring-throughput.js";
@@ -78,14 +79,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 async function benchChain(dataDir: string) {
   const chain = await startLocalSubtensor({
-    blockMs: DEV_BLOCK_MS,
-    tempo: DEV_TEMPO,
+    ...devSubtensorOptions(true),
     log: createLogger({ name: "bench-ttw-chain", level: "silent" }),
-    subnetDefaults: {
-      CommitRevealWeightsEnabled: true,
-      WeightsSetRateLimit: DEV_RATE_LIMIT_BLOCKS,
-      MinAllowedWeights: 1,
-    },
   });
   const mnemonic = generateMnemonic();
   const validator = keypairFromMnemonic(mnemonic);

@@ -15,6 +15,22 @@ export const DEV_RATE_LIMIT_BLOCKS = 10;
  */
 export const DEV_TEMPO = 10;
 
+/**
+ * How `platform dev` sets up its local subtensor (less the logger): its block time, tempo and
+ * the dev subnet's weight rules. The time-to-weight bench figure runs the same chain.
+ */
+export function devSubtensorOptions(commitReveal = true) {
+  return {
+    blockMs: DEV_BLOCK_MS,
+    tempo: DEV_TEMPO,
+    subnetDefaults: {
+      CommitRevealWeightsEnabled: commitReveal,
+      WeightsSetRateLimit: DEV_RATE_LIMIT_BLOCKS,
+      MinAllowedWeights: 1,
+    },
+  };
+}
+
 /** The local chain `platform dev` started, and its subnet owner's validator. */
 export interface DevChain {
   url: string;
@@ -50,14 +66,8 @@ export async function startDevChain(options: {
     "@platform/core"
   );
   const chain = await startLocalSubtensor({
-    blockMs: DEV_BLOCK_MS,
-    tempo: DEV_TEMPO,
+    ...devSubtensorOptions(commitReveal),
     log: createLogger({ name: "local-subtensor", level: "error" }),
-    subnetDefaults: {
-      CommitRevealWeightsEnabled: commitReveal,
-      WeightsSetRateLimit: DEV_RATE_LIMIT_BLOCKS,
-      MinAllowedWeights: 1,
-    },
   });
   options.lifecycle.onStop(() => chain.close());
   await initCrypto();
