@@ -123,18 +123,18 @@ describe("the SDK's main entry", () => {
   });
 
   it("shares no name with a subpath: each name has one home", () => {
-    for (const entry of [
-      "jobs",
-      "tasks",
-      "sandbox",
-      "proxy-contract",
-      "signing",
-      "zip",
-      "tokens",
-      "client",
-      "testing",
-    ] as const) {
-      const shared = exportsOf[entry].filter((name) => exportsOf.main.includes(name));
+    // Every subpath the package exports (its package.json), each read here: a new entry added
+    // there and not to ENTRIES fails this test instead of going unchecked.
+    const manifest = JSON.parse(
+      readFileSync(join(repo, "packages/challenge-sdk/package.json"), "utf8"),
+    ) as { exports: Record<string, unknown> };
+    const subpaths = Object.keys(manifest.exports)
+      .filter((key) => key.startsWith("./") && key !== "./package.json")
+      .map((key) => key.slice(2));
+    expect(subpaths.length).toBeGreaterThan(5);
+    for (const entry of subpaths) {
+      expect(Object.keys(ENTRIES), `ENTRIES lists /${entry}`).toContain(entry);
+      const shared = exportsOf[entry as Entry].filter((name) => exportsOf.main.includes(name));
       expect(shared, `names in both the main entry and /${entry}`).toEqual([]);
     }
   });
