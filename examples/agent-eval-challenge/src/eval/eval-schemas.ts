@@ -3,8 +3,13 @@
  * revalidate) and the eval plan v1 they share (docs: "Eval runs").
  */
 import { Type } from "@platform/challenge-sdk";
+import { CURSOR_MAX_LENGTH } from "../crypto/index.js";
 import { MintedId, Sha256Hex, Timestamp } from "../schema-primitives.js";
-import { EVAL_FAILURE_CODES, EVAL_RUN_STATES } from "../state/index.js";
+import {
+  EVAL_FAILURE_CODES,
+  EVAL_RUN_STATES,
+  MAX_EVAL_RUNS_PER_SUBMISSION,
+} from "../state/index.js";
 
 /** The states of an eval run (src/state/eval-run-states.ts). */
 export const EvalRunState = Type.Union(
@@ -18,7 +23,7 @@ export const EvalPlan = Type.Object(
     schema_version: Type.Literal("eval-plan/v1"),
     run_id: MintedId,
     submission_id: Type.Integer({ minimum: 1 }),
-    run_number: Type.Integer({ minimum: 1, maximum: 8 }),
+    run_number: Type.Integer({ minimum: 1, maximum: MAX_EVAL_RUNS_PER_SUBMISSION }),
     review: Type.Object(
       { assignment_id: MintedId, session_id: MintedId, review_digest: Sha256Hex },
       { additionalProperties: false },
@@ -67,7 +72,7 @@ export const EvalPrepareResponse = Type.Object(
 
 /** eval/status's paging: cursor at most 512 characters (the spec's limit), 1-16 runs a page. */
 export const EvalStatusQuery = Type.Object({
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: CURSOR_MAX_LENGTH })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 16, default: 10 })),
 });
 
@@ -96,7 +101,7 @@ export const EvalHistoryResponse = Type.Object(
       ),
       { maxItems: 16 },
     ),
-    next_cursor: Type.Union([Type.String({ maxLength: 512 }), Type.Null()]),
+    next_cursor: Type.Union([Type.String({ maxLength: CURSOR_MAX_LENGTH }), Type.Null()]),
   },
   { additionalProperties: false, title: "EvalHistoryResponse" },
 );

@@ -3,6 +3,7 @@
  * schemas; docs/challenges/agent-eval.md ("The review envelope") explains every field.
  */
 import { Type } from "@platform/challenge-sdk";
+import { MAX_EVENT_LOG_ENTRIES, MAX_TDX_QUOTE_BYTES } from "../attestation/index.js";
 import { MintedId, Sha256Hex, Sha384Hex, Timestamp } from "../schema-primitives.js";
 import { DECIDED_ASSIGNMENT_STATES } from "../state/index.js";
 import { MAX_EVIDENCE_OBJECT_BYTES, MAX_EVIDENCE_OBJECTS } from "./review-envelope.js";
@@ -93,8 +94,13 @@ export const EventLogEntry = Type.Object(
 export const ReviewAttestation = Type.Object(
   {
     // base64 of the TDX quote v4 bytes (at most 64 KiB decoded).
-    quote: Type.String({ minLength: 4, maxLength: 87384, pattern: "^[A-Za-z0-9+/]+={0,2}$" }),
-    event_log: Type.Array(EventLogEntry, { maxItems: 64 }),
+    // Base64 of at most MAX_TDX_QUOTE_BYTES (64 KiB: 87,384 characters).
+    quote: Type.String({
+      minLength: 4,
+      maxLength: 4 * Math.ceil(MAX_TDX_QUOTE_BYTES / 3),
+      pattern: "^[A-Za-z0-9+/]+={0,2}$",
+    }),
+    event_log: Type.Array(EventLogEntry, { maxItems: MAX_EVENT_LOG_ENTRIES }),
     measurement: Sha384Hex,
     vm_config: Type.Object(
       {

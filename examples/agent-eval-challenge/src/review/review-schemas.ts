@@ -4,7 +4,7 @@
  */
 import { Type } from "@platform/challenge-sdk";
 import { MintedId, Sha256Hex, Timestamp } from "../schema-primitives.js";
-import { ASSIGNMENT_STATES } from "../state/index.js";
+import { ASSIGNMENT_STATES, MAX_ASSIGNMENT_ATTEMPTS } from "../state/index.js";
 
 /** The states of a review assignment (src/state/assignment-states.ts). */
 export const ReviewAssignmentState = Type.Union(
@@ -22,7 +22,7 @@ export const ReviewAssignmentCore = Type.Object(
     assignment_id: MintedId,
     session_id: MintedId,
     submission_id: Type.Integer({ minimum: 1 }),
-    attempt: Type.Integer({ minimum: 1, maximum: 16 }),
+    attempt: Type.Integer({ minimum: 1, maximum: MAX_ASSIGNMENT_ATTEMPTS }),
     artifact_sha256: Sha256Hex,
     artifact_size: Type.Integer({ minimum: 1 }),
     rules_revision_id: Sha256Hex,

@@ -5,6 +5,7 @@
 import { Type } from "@platform/challenge-sdk";
 import { MintedId, Sha256Hex, Timestamp } from "../schema-primitives.js";
 import { ReviewAssignmentCore, ReviewAssignmentState } from "./review-schemas.js";
+import { MAX_RULES_FILES } from "./rules-bundle.js";
 
 /** GET /review/v1/assignments/{assignment_id}: the assignment core, its digest and its state. */
 export const ReviewAssignmentResponse = Type.Object(
@@ -35,7 +36,7 @@ export const RulesBundleResponse = Type.Object(
   {
     schema_version: Type.Literal("rules-bundle/v1"),
     revision_id: Sha256Hex,
-    files: Type.Array(RulesBundleFile, { maxItems: 128 }),
+    files: Type.Array(RulesBundleFile, { maxItems: MAX_RULES_FILES }),
   },
   { title: "RulesBundleResponse" },
 );
