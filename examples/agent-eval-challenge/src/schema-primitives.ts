@@ -15,5 +15,8 @@ export const Sha384Hex = Type.String({ pattern: "^[0-9a-f]{96}$" });
 
 export const Timestamp = Type.String({ format: "date-time" });
 
+/** A number from 0 to 1: a score, a trial's score, a rate, a tolerance. */
+export const Fraction = Type.Number({ minimum: 0, maximum: 1 });
+
 /** A task of the task set, as plans, results, progress and the live views name it. */
 export const TaskId = Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,63}$" });

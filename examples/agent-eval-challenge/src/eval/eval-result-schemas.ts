@@ -4,18 +4,18 @@
  */
 import { Type } from "@platform/challenge-sdk";
 import { ReviewAttestation } from "../review/review-envelope-schemas.js";
-import { MintedId, Sha256Hex, TaskId, Timestamp } from "../schema-primitives.js";
+import { Fraction, MintedId, Sha256Hex, TaskId, Timestamp } from "../schema-primitives.js";
 import { EvalRunState } from "./eval-schemas.js";
 
 /** One task of the plan: its k trial scores and their mean. */
 export const EvalTaskResult = Type.Object(
   {
     task_id: TaskId,
-    trial_scores: Type.Array(Type.Number({ minimum: 0, maximum: 1 }), {
+    trial_scores: Type.Array(Fraction, {
       minItems: 1,
       maxItems: 16,
     }),
-    score: Type.Number({ minimum: 0, maximum: 1 }),
+    score: Fraction,
   },
   { additionalProperties: false, title: "EvalTaskResult" },
 );
@@ -29,7 +29,7 @@ export const EvalResultCore = Type.Object(
     agent_sha256: Sha256Hex,
     task_set_revision_id: Sha256Hex,
     tasks: Type.Array(EvalTaskResult, { maxItems: 256 }),
-    score: Type.Number({ minimum: 0, maximum: 1 }),
+    score: Fraction,
     evaluator: Type.Object(
       {
         name: Type.String({ pattern: "^[a-z0-9][a-z0-9._-]{0,63}$" }),
@@ -63,7 +63,7 @@ export const EvalReceiptResponse = Type.Object(
     result_sha256: Sha256Hex,
     received_at: Timestamp,
     // The accepted score (null unless accepted).
-    score: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()]),
+    score: Type.Union([Fraction, Type.Null()]),
     verification: Type.Object(
       {
         status: Type.Union([Type.Literal("verified"), Type.Literal("rejected")]),

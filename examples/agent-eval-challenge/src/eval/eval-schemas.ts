@@ -4,12 +4,13 @@
  */
 import { Type } from "@platform/challenge-sdk";
 import { CURSOR_MAX_LENGTH } from "../crypto/index.js";
-import { MintedId, Sha256Hex, Timestamp } from "../schema-primitives.js";
+import { Fraction, MintedId, Sha256Hex, Timestamp } from "../schema-primitives.js";
 import {
   EVAL_FAILURE_CODES,
   EVAL_RUN_STATES,
   MAX_EVAL_RUNS_PER_SUBMISSION,
 } from "../state/index.js";
+import { EVAL_STATUS_DEFAULT_LIMIT, EVAL_STATUS_MAX_LIMIT } from "./eval-status.js";
 
 /** The states of an eval run (src/state/eval-run-states.ts). */
 export const EvalRunState = Type.Union(
@@ -73,7 +74,13 @@ export const EvalPrepareResponse = Type.Object(
 /** eval/status's paging: cursor at most 512 characters (the spec's limit), 1-16 runs a page. */
 export const EvalStatusQuery = Type.Object({
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: CURSOR_MAX_LENGTH })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 16, default: 10 })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: EVAL_STATUS_MAX_LIMIT,
+      default: EVAL_STATUS_DEFAULT_LIMIT,
+    }),
+  ),
 });
 
 /** eval/status: the submission's runs, newest first. */
@@ -94,7 +101,7 @@ export const EvalHistoryResponse = Type.Object(
           started_at: Type.Union([Timestamp, Type.Null()]),
           result_received_at: Type.Union([Timestamp, Type.Null()]),
           accepted_at: Type.Union([Timestamp, Type.Null()]),
-          score: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()]),
+          score: Type.Union([Fraction, Type.Null()]),
           failure_code: Type.Union([Type.String(), Type.Null()]),
         },
         { additionalProperties: false },

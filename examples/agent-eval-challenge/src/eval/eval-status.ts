@@ -25,6 +25,10 @@ interface RunRow {
 
 const iso = (value: Date | null) => (value === null ? null : value.toISOString());
 
+/** eval/status pages: this many runs unless the request asks for fewer or more, at most the max. */
+export const EVAL_STATUS_DEFAULT_LIMIT = 10;
+export const EVAL_STATUS_MAX_LIMIT = 16;
+
 export function evalStatus(
   sql: Sql,
   request: {
@@ -40,7 +44,7 @@ export function evalStatus(
     const key = deriveKey(request.secretKey, KeyLabel.cursor);
     const scope = `eval-status:${submission.id}`;
     const before = pagePosition(key, scope, request.cursor);
-    const limit = request.limit ?? 10;
+    const limit = request.limit ?? EVAL_STATUS_DEFAULT_LIMIT;
     const rows = await tx<RunRow[]>`
       select id, run_number, review_assignment_id, state, plan_sha256, issued_at, expires_at,
         started_at, result_received_at, accepted_at, score, failure_code

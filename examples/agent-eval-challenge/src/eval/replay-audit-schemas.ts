@@ -3,7 +3,7 @@
  * replays and the comparison stored from its replay.
  */
 import { Type } from "@platform/challenge-sdk";
-import { MintedId, Sha256Hex, TaskId, Timestamp } from "../schema-primitives.js";
+import { Fraction, MintedId, Sha256Hex, TaskId, Timestamp } from "../schema-primitives.js";
 import { EvalTaskResult } from "./eval-result-schemas.js";
 import { EvalPlan } from "./eval-schemas.js";
 
@@ -17,7 +17,7 @@ export const ReplayAuditRequestResponse = Type.Object(
     plan: EvalPlan,
     plan_digest: Sha256Hex,
     agent_sha256: Sha256Hex,
-    attested_score: Type.Number({ minimum: 0, maximum: 1 }),
+    attested_score: Fraction,
     attested_tasks: Type.Array(EvalTaskResult),
     accepted_at: Timestamp,
   },
@@ -27,7 +27,7 @@ export const ReplayAuditRequestResponse = Type.Object(
 /** The sampler's selection: round(rate x population) runs. */
 export const ReplayAuditRequestListResponse = Type.Object(
   {
-    rate: Type.Number({ minimum: 0, maximum: 1 }),
+    rate: Fraction,
     population: Type.Integer({ minimum: 0 }),
     requests: Type.Array(ReplayAuditRequestResponse),
   },
@@ -42,7 +42,7 @@ export const ReplayAuditResultRequest = Type.Object(
       Type.Object(
         {
           task_id: TaskId,
-          trial_scores: Type.Array(Type.Number({ minimum: 0, maximum: 1 }), {
+          trial_scores: Type.Array(Fraction, {
             minItems: 1,
             maxItems: 16,
           }),
@@ -60,10 +60,10 @@ export const ReplayAuditResultResponse = Type.Object(
   {
     run_id: MintedId,
     audit_id: MintedId,
-    attested_score: Type.Number({ minimum: 0, maximum: 1 }),
-    replay_score: Type.Number({ minimum: 0, maximum: 1 }),
-    delta: Type.Number({ minimum: 0, maximum: 1 }),
-    tolerance: Type.Number({ minimum: 0, maximum: 1 }),
+    attested_score: Fraction,
+    replay_score: Fraction,
+    delta: Fraction,
+    tolerance: Fraction,
     exceeds_tolerance: Type.Boolean(),
     recorded_at: Timestamp,
   },

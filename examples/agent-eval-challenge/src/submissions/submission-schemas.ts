@@ -3,7 +3,7 @@
  * TypeBox schemas: the routes validate with them and /openapi.json publishes them by title.
  */
 import { Type } from "@platform/challenge-sdk";
-import { Sha256Hex, Timestamp } from "../schema-primitives.js";
+import { Fraction, Sha256Hex, Timestamp } from "../schema-primitives.js";
 import { PUBLIC_SUBMISSION_STATUSES } from "../state/index.js";
 
 /** POST /submissions: the agent as a base64 ZIP and a display name. */
@@ -31,7 +31,7 @@ export const LatestEvaluation = Type.Object(
   {
     eval_run_id: Type.String(),
     status: Type.String(),
-    score: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()]),
+    score: Type.Union([Fraction, Type.Null()]),
     updated_at: Timestamp,
   },
   { additionalProperties: false, title: "LatestEvaluation" },
@@ -69,7 +69,7 @@ export const SubmissionListItem = Type.Object(
     artifact_sha256: Sha256Hex,
     status: Type.String(),
     effective_status: PublicStatus,
-    latest_score: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()]),
+    latest_score: Type.Union([Fraction, Type.Null()]),
     created_at: Timestamp,
   },
   { additionalProperties: false, title: "SubmissionListItem" },
