@@ -3,6 +3,7 @@
  * once so every route and record describes them the same way in /openapi.json.
  */
 import { Type } from "@platform/challenge-sdk";
+import { CURSOR_MAX_LENGTH } from "./crypto/index.js";
 
 /** An id this service mints (assignments, sessions, approvals, runs): random base64url. */
 export const MintedId = Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" });
@@ -20,3 +21,17 @@ export const Fraction = Type.Number({ minimum: 0, maximum: 1 });
 
 /** A task of the task set, as plans, results, progress and the live views name it. */
 export const TaskId = Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,63}$" });
+
+/**
+ * A paged read's query: a signed cursor from the previous page (at most CURSOR_MAX_LENGTH
+ * characters, the spec's limit) and how many items, 1 to `maxLimit` (`defaultLimit` unless asked).
+ */
+export function PageQuery(maxLimit: number, defaultLimit: number) {
+  return Type.Object({
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: CURSOR_MAX_LENGTH })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit })),
+  });
+}
+
+/** A paged answer's cursor to the next page; null on the last. */
+export const NextCursor = Type.Union([Type.String({ maxLength: CURSOR_MAX_LENGTH }), Type.Null()]);

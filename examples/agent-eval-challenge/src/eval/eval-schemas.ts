@@ -3,8 +3,14 @@
  * revalidate) and the eval plan v1 they share (docs: "Eval runs").
  */
 import { Type } from "@platform/challenge-sdk";
-import { CURSOR_MAX_LENGTH } from "../crypto/index.js";
-import { Fraction, MintedId, Sha256Hex, Timestamp } from "../schema-primitives.js";
+import {
+  Fraction,
+  MintedId,
+  NextCursor,
+  PageQuery,
+  Sha256Hex,
+  Timestamp,
+} from "../schema-primitives.js";
 import {
   EVAL_FAILURE_CODES,
   EVAL_RUN_STATES,
@@ -72,16 +78,7 @@ export const EvalPrepareResponse = Type.Object(
 );
 
 /** eval/status's paging: cursor at most 512 characters (the spec's limit), 1-16 runs a page. */
-export const EvalStatusQuery = Type.Object({
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: CURSOR_MAX_LENGTH })),
-  limit: Type.Optional(
-    Type.Integer({
-      minimum: 1,
-      maximum: EVAL_STATUS_MAX_LIMIT,
-      default: EVAL_STATUS_DEFAULT_LIMIT,
-    }),
-  ),
-});
+export const EvalStatusQuery = PageQuery(EVAL_STATUS_MAX_LIMIT, EVAL_STATUS_DEFAULT_LIMIT);
 
 /** eval/status: the submission's runs, newest first. */
 export const EvalHistoryResponse = Type.Object(
@@ -108,7 +105,7 @@ export const EvalHistoryResponse = Type.Object(
       ),
       { maxItems: 16 },
     ),
-    next_cursor: Type.Union([Type.String({ maxLength: CURSOR_MAX_LENGTH }), Type.Null()]),
+    next_cursor: NextCursor,
   },
   { additionalProperties: false, title: "EvalHistoryResponse" },
 );

@@ -3,24 +3,21 @@
  * report (rule 9) share one record; each view fills the fields it may show (docs: "Review reads").
  */
 import { Type } from "@platform/challenge-sdk";
-import { CURSOR_MAX_LENGTH } from "../crypto/index.js";
-import { MintedId, Sha256Hex, Sha384Hex, Timestamp } from "../schema-primitives.js";
+import {
+  MintedId,
+  NextCursor,
+  PageQuery,
+  Sha256Hex,
+  Sha384Hex,
+  Timestamp,
+} from "../schema-primitives.js";
 import { DECIDED_ASSIGNMENT_STATES, MAX_ASSIGNMENT_ATTEMPTS } from "../state/index.js";
 import { REVIEW_AUDIT_DEFAULT_LIMIT, REVIEW_AUDIT_MAX_LIMIT } from "./review-audit.js";
 import { CheckId, EvidenceName, ReviewVerification } from "./review-envelope-schemas.js";
 import { ReviewAssignmentCore, ReviewAssignmentState } from "./review-schemas.js";
 
 /** The reads' paging: at most 16 items a page (default 10), a signed cursor to go on. */
-export const ReviewAuditQuery = Type.Object({
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: CURSOR_MAX_LENGTH })),
-  limit: Type.Optional(
-    Type.Integer({
-      minimum: 1,
-      maximum: REVIEW_AUDIT_MAX_LIMIT,
-      default: REVIEW_AUDIT_DEFAULT_LIMIT,
-    }),
-  ),
-});
+export const ReviewAuditQuery = PageQuery(REVIEW_AUDIT_MAX_LIMIT, REVIEW_AUDIT_DEFAULT_LIMIT);
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
   Type.Union([schema, Type.Null()]);
@@ -104,7 +101,7 @@ export const ReviewAuditResponse = Type.Object(
     session_id: Nullable(MintedId),
     items: Type.Array(ReviewAuditItem, { maxItems: 16 }),
     // Pass as `cursor` for the next page; null on the last one.
-    next_cursor: Nullable(Type.String({ maxLength: CURSOR_MAX_LENGTH })),
+    next_cursor: NextCursor,
     // internal report: sha256 hex of the canonical items, so a stored copy can be checked.
     bundle_sha256: Type.Optional(Sha256Hex),
   },
