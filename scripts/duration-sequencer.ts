@@ -30,8 +30,12 @@ export class DurationSequencer extends BaseSequencer {
     const typical = known.length > 0 ? known[Math.floor(known.length / 2)]! : 0;
     const seconds = (file: TestSpecification) =>
       durations.get(relative(root, file.moduleId).split("\\").join("/")) ?? typical;
+    // A project's `sequence.groupOrder` still comes first, as in vitest's own order.
     return [...files].sort(
-      (a, b) => seconds(b) - seconds(a) || a.moduleId.localeCompare(b.moduleId),
+      (a, b) =>
+        a.project.config.sequence.groupOrder - b.project.config.sequence.groupOrder ||
+        seconds(b) - seconds(a) ||
+        a.moduleId.localeCompare(b.moduleId),
     );
   }
 }
