@@ -235,16 +235,19 @@ export function createWorkerClient(options: WorkerClientOptions): WorkerClient {
         const remaining = deadline - Date.now();
         if (remaining <= 0) break;
         let answer: ClientAnswer<T> | null = null;
+        const attemptMs = Math.min(perAttemptMs, remaining);
         try {
-          answer = await once<T>(method, path, bytes, {
-            ...init,
-            timeoutMs: Math.min(perAttemptMs, remaining),
-          });
+          answer = await once<T>(method, path, bytes, { ...init, timeoutMs: attemptMs });
         } catch (error) {
           const kind = (error as WorkerClientError).kind;
           if (kind !== "no_answer" && kind !== "timeout") throw error;
-          last = (error as Error).message;
-          lastStatus = null;
+          // An attempt the budget cut short (before its own timeout) says nothing new about the
+          // server: the last answer it gave stays the one the deadline error names.
+          const cutByBudget = kind === "timeout" && attemptMs < perAttemptMs;
+          if (!(cutByBudget && lastStatus !== null)) {
+            last = (error as Error).message;
+            lastStatus = null;
+          }
         }
         if (answer?.ok) return answer;
         if (answer) {
