@@ -29,6 +29,9 @@ export class DataDirLockedError extends Error {
   }
 }
 
+/** The lock file's name unless {@link LockDataDirOptions.file} says otherwise. */
+export const DATA_DIR_LOCK_FILE = "platform.lock";
+
 const held = new Set<string>();
 
 /**
@@ -42,7 +45,7 @@ export async function lockDataDir(
   dir: string,
   options: LockDataDirOptions = {},
 ): Promise<() => Promise<void>> {
-  const name = options.file ?? "platform.lock";
+  const name = options.file ?? DATA_DIR_LOCK_FILE;
   const file = join(dir, name);
   const mine = `${process.pid}@${hostname()}`;
   if (held.has(file)) throw new DataDirLockedError(dir, name, mine);
