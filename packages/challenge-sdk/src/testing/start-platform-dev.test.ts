@@ -1,11 +1,22 @@
 // startPlatformDev's own mechanics, against stand-ins for the `platform` binary (real processes,
 // real signals): the real `platform dev` is started this way by the agent-eval example's
 // end-to-end test, which needs Docker.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startPlatformDev } from "./start-platform-dev.js";
+import { waitFor } from "./wait-for.js";
+
+/** Whether a process of this id still exists (signal 0 checks without sending anything). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const root = mkdtempSync(join(tmpdir(), "start-platform-dev-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -50,12 +61,25 @@ describe("startPlatformDev", () => {
   });
 
   it("gives up after timeoutMs and stops the process", async () => {
-    const silent = script("silent", "console.log('still starting'); setInterval(() => {}, 1000);");
+    // It prints at once and then never gets ready. The deadline leaves a loaded machine time to
+    // start node and print (at 500 ms it once gave up before the line came).
+    const pidFile = join(root, "silent.pid");
+    const silent = script(
+      "silent",
+      `import { writeFileSync } from "node:fs";
+writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));
+console.log("still starting");
+setInterval(() => {}, 1000);`,
+    );
+    const timeoutMs = 3_000;
     const started = Date.now();
     await expect(
-      startPlatformDev({ command: [process.execPath, silent], cwd: root, timeoutMs: 500 }),
-    ).rejects.toThrow(/not ready in 500 ms[\s\S]*still starting/);
-    expect(Date.now() - started).toBeLessThan(5000);
+      startPlatformDev({ command: [process.execPath, silent], cwd: root, timeoutMs }),
+    ).rejects.toThrow(/not ready in 3000 ms[\s\S]*still starting/);
+    // The script would run forever: it was stopped at the deadline, not at its end.
+    expect(Date.now() - started).toBeLessThan(timeoutMs * 4);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    await waitFor(() => !isAlive(pid), { what: `the stand-in (pid ${pid}) to be gone` });
   });
 
   it("runs the project's own node_modules/.bin/platform by default, and says when there is none", async () => {
