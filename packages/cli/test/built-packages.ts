@@ -42,14 +42,14 @@ export function run(
   });
 }
 
-/** Newest modification time of the files under `paths` (folders walked). */
+/** Newest modification time of the files under `paths` (folders walked; tests are not built). */
 function newest(paths: string[]): number {
   let latest = 0;
   const visit = (path: string) => {
     if (!existsSync(path)) return;
     const stat = statSync(path);
     if (stat.isDirectory()) for (const entry of readdirSync(path)) visit(join(path, entry));
-    else latest = Math.max(latest, stat.mtimeMs);
+    else if (!path.endsWith(".test.ts")) latest = Math.max(latest, stat.mtimeMs);
   };
   for (const path of paths) visit(path);
   return latest;
@@ -79,6 +79,11 @@ function staleBuilds() {
     if (!outputs.every((file) => existsSync(file))) return true;
     return Math.min(...outputs.map((file) => statSync(file).mtimeMs)) <= newest(inputs);
   });
+}
+
+/** Whether every package's dist/ is newer than all of its sources (so dist/ is what they say). */
+export function builtPackagesAreFresh(): boolean {
+  return staleBuilds().length === 0;
 }
 
 /** Build the packages whose dist/ is older than any of their sources (in dependency order). */
