@@ -61,3 +61,4 @@ export {
   type AttestationVerdict,
   verifyAttestation,
 } from "./verify-attestation.js";
+export { type VmAttestationInput, vmAttestation } from "./vm-attestation.js";

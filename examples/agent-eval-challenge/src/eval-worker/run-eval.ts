@@ -11,19 +11,14 @@
  * on); the plan, the artifact, the session and the result are not.
  */
 import { createHash } from "node:crypto";
-import { availableParallelism, totalmem } from "node:os";
 import { WorkerClientError } from "@platform/challenge-sdk/client";
 import { dockerTaskRunner, TaskError, type TaskRunner } from "@platform/challenge-sdk/tasks";
-import {
-  DEV_MEASUREMENT,
-  loadDevAttestationKey,
-  replayEventLog,
-  signDevQuote,
-} from "../attestation/index.js";
 import { canonicalDigest, canonicalJson, type JsonValue } from "../crypto/index.js";
 import type { EvalPlan } from "../eval/eval-plan.js";
 import { buildEvalResult, type EvalResult } from "../eval/eval-result.js";
 import { checkTaskOutput, type EvalTask, type TaskSet } from "../eval/task-set.js";
+import { devAttestation } from "../worker/dev-attestation.js";
+import { WorkerFailure } from "../worker/worker-failure.js";
 import { agentTaskFiles } from "./agent-files.js";
 import {
   type AttemptEventLine,
@@ -65,14 +60,7 @@ export type EvalRunResult =
   | { receipted: true; score: number; outcome: string; state: string }
   | { receipted: false; reason: EvalFailureReason; message: string };
 
-class EvalFailure extends Error {
-  constructor(
-    readonly reason: EvalFailureReason,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+const EvalFailure = WorkerFailure<EvalFailureReason>;
 
 const sha256Hex = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
 const brief = (body: unknown) => JSON.stringify(body)?.slice(0, 300) ?? "";
@@ -95,10 +83,7 @@ export async function runEval(
   try {
     return await evaluate(settings, taskSet, client, runner, say, options);
   } catch (error) {
-    const failure =
-      error instanceof EvalFailure
-        ? error
-        : new EvalFailure("worker_error", String((error as Error)?.message ?? error));
+    const failure = WorkerFailure.of<EvalFailureReason>(error);
     say(`failed (${failure.reason}): ${failure.message}`);
     return { receipted: false, reason: failure.reason, message: failure.message };
   } finally {
@@ -263,27 +248,13 @@ async function evaluate(
     agentSha256,
     agentImage: settings.agentImage,
   });
-  const key = loadDevAttestationKey(settings.devAttestationKeyFile);
   const result = await buildEvalResult({
     plan,
     planDigest,
     trials,
     evaluator: { ...EVALUATOR },
     completedAt: new Date().toISOString(),
-    eventLog,
-    measurement: DEV_MEASUREMENT,
-    vmConfig: {
-      vcpus: Math.min(1024, availableParallelism()),
-      memory_mib: Math.min(16_777_216, Math.max(1, Math.floor(totalmem() / 1024 / 1024))),
-      image_digest: settings.imageDigest,
-    },
-    quote: (reportData) =>
-      signDevQuote({
-        privateKeyPem: key.privateKeyPem,
-        reportData,
-        mrtd: DEV_MEASUREMENT,
-        rtmrs: replayEventLog(eventLog),
-      }),
+    ...devAttestation(settings, eventLog),
   });
   say(
     `result built: score ${result.result_core.score}, result digest ${result.result_digest} (development quote)`,

@@ -9,7 +9,11 @@
  * verified like a review's (verify-attestation.ts).
  */
 import type { Static } from "@platform/challenge-sdk";
-import { type EventLogEntry, evalResultReportData } from "../attestation/index.js";
+import {
+  evalResultReportData,
+  type VmAttestationInput,
+  vmAttestation,
+} from "../attestation/index.js";
 import { canonicalDigest, type JsonValue } from "../crypto/index.js";
 import type { EvalPlan } from "./eval-plan.js";
 import type { EvalResultCore, EvalResult as EvalResultSchema } from "./eval-result-schemas.js";
@@ -45,17 +49,13 @@ export function resultIsComplete(
   );
 }
 
-export interface BuildEvalResultInput {
+export interface BuildEvalResultInput extends VmAttestationInput {
   plan: EvalPlan;
   planDigest: string;
   /** Trial scores per task id, in the plan's order. */
   trials: { task_id: string; trial_scores: number[] }[];
   evaluator: EvalResultCoreRecord["evaluator"];
   completedAt: string;
-  eventLog: EventLogEntry[];
-  measurement: string;
-  vmConfig: EvalResult["attestation"]["vm_config"];
-  quote: (reportData: Buffer) => Buffer | Promise<Buffer>;
 }
 
 /** The result of one run: core, digest, the report_data binding and the quote. */
@@ -82,19 +82,13 @@ export async function buildEvalResult(input: BuildEvalResultInput): Promise<Eval
     runId: input.plan.run_id,
     nonce: input.plan.nonce,
   });
-  const quote = await input.quote(reportData);
   return {
     schema_version: EVAL_RESULT_SCHEMA_VERSION,
     domain: EVAL_RESULT_DOMAIN,
     result_core: core,
     result_digest: resultDigest,
     report_data_hex: reportData.toString("hex"),
-    attestation: {
-      quote: quote.toString("base64"),
-      event_log: input.eventLog,
-      measurement: input.measurement,
-      vm_config: input.vmConfig,
-    },
+    attestation: await vmAttestation(input, reportData),
   };
 }
 

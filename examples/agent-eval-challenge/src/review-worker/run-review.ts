@@ -6,16 +6,9 @@
  * recorded with the failure route so the assignment does not sit until it expires.
  */
 import { createHash } from "node:crypto";
-import { availableParallelism, totalmem } from "node:os";
 import { readArchive } from "@platform/challenge-sdk";
 import { WorkerClientError } from "@platform/challenge-sdk/client";
 import type { ZipFileEntry } from "@platform/challenge-sdk/zip";
-import {
-  DEV_MEASUREMENT,
-  loadDevAttestationKey,
-  replayEventLog,
-  signDevQuote,
-} from "../attestation/index.js";
 import { canonicalDigest, type JsonValue } from "../crypto/index.js";
 import type { ReviewAssignmentCore } from "../review/issue-assignment.js";
 import {
@@ -26,6 +19,8 @@ import {
   type ReviewVerdict,
 } from "../review/review-envelope.js";
 import { AGENT_ARCHIVE } from "../submissions/agent-archive.js";
+import { devAttestation } from "../worker/dev-attestation.js";
+import { WorkerFailure } from "../worker/worker-failure.js";
 import {
   callModel,
   ModelUnavailableError,
@@ -63,14 +58,7 @@ export type RunResult =
   | { receipted: true; verdict: ReviewVerdict; outcome: string; state: string }
   | { receipted: false; reason: FailureReason | "unreachable"; message: string };
 
-class ReviewFailure extends Error {
-  constructor(
-    readonly reason: FailureReason,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+const ReviewFailure = WorkerFailure<FailureReason>;
 
 const sha256Hex = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
 
@@ -85,10 +73,7 @@ export async function runReview(
   try {
     return await review(settings, client, say, options);
   } catch (error) {
-    const failure =
-      error instanceof ReviewFailure
-        ? error
-        : new ReviewFailure("worker_error", String((error as Error)?.message ?? error));
+    const failure = WorkerFailure.of<FailureReason>(error);
     say(`failed (${failure.reason}): ${failure.message}`);
     try {
       const recorded = await client.failure(failure.reason, failure.message);
@@ -244,7 +229,6 @@ async function review(
     artifactSha256,
     modelRequestSha256: planned.record.request_sha256,
   });
-  const key = loadDevAttestationKey(settings.devAttestationKeyFile);
   const envelope = await buildReviewEnvelope({
     assignment: core,
     assignmentDigest,
@@ -259,20 +243,7 @@ async function review(
     evidence,
     reviewer: REVIEWER,
     reportedAt: new Date().toISOString(),
-    eventLog,
-    vmConfig: {
-      vcpus: Math.min(1024, availableParallelism()),
-      memory_mib: Math.min(16_777_216, Math.max(1, Math.floor(totalmem() / 1024 / 1024))),
-      image_digest: settings.imageDigest,
-    },
-    measurement: DEV_MEASUREMENT,
-    quote: (reportData) =>
-      signDevQuote({
-        privateKeyPem: key.privateKeyPem,
-        reportData,
-        mrtd: DEV_MEASUREMENT,
-        rtmrs: replayEventLog(eventLog),
-      }),
+    ...devAttestation(settings, eventLog),
   });
   say(
     `report built: verdict ${verdict}, review digest ${envelope.review_digest} (development quote)`,

@@ -8,7 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Static } from "@platform/challenge-sdk";
-import { type EventLogEntry, reviewReportData } from "../attestation/index.js";
+import { reviewReportData, type VmAttestationInput, vmAttestation } from "../attestation/index.js";
 import { canonicalDigest, type JsonValue } from "../crypto/index.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
 import type {
@@ -43,7 +43,7 @@ export interface EvidenceInput {
   bytes: Buffer;
 }
 
-export interface BuildReviewEnvelopeInput {
+export interface BuildReviewEnvelopeInput extends VmAttestationInput {
   /** The assignment as GET /review/v1/assignments/{id} answered it. */
   assignment: ReviewAssignmentCore;
   assignmentDigest: string;
@@ -54,12 +54,6 @@ export interface BuildReviewEnvelopeInput {
   evidence: EvidenceInput[];
   reviewer: ReviewCoreRecord["reviewer"];
   reportedAt: string;
-  eventLog: EventLogEntry[];
-  vmConfig: ReviewEnvelope["attestation"]["vm_config"];
-  /** The VM's MRTD, as the quote will carry it. */
-  measurement: string;
-  /** Produces the quote for these 64 report_data bytes (a TD's quote, or a development one). */
-  quote: (reportData: Buffer) => Buffer | Promise<Buffer>;
 }
 
 /** The envelope for one assignment: core, its digest, the report_data binding and the quote. */
@@ -94,19 +88,13 @@ export async function buildReviewEnvelope(
     issuedAt: assignment.issued_at,
     reportedAt: input.reportedAt,
   });
-  const quote = await input.quote(reportData);
   return {
     schema_version: REVIEW_ENVELOPE_SCHEMA_VERSION,
     domain: REVIEW_ENVELOPE_DOMAIN,
     review_core: core,
     review_digest: canonicalDigest(core as unknown as JsonValue),
     report_data_hex: reportData.toString("hex"),
-    attestation: {
-      quote: quote.toString("base64"),
-      event_log: input.eventLog,
-      measurement: input.measurement,
-      vm_config: input.vmConfig,
-    },
+    attestation: await vmAttestation(input, reportData),
     evidence: input.evidence.map((object) => ({
       name: object.name,
       content_b64: object.bytes.toString("base64"),
