@@ -93,73 +93,49 @@ export async function receiveResult(
     const [stored] = await tx<ResultRow[]>`
       select result_sha256, body, received_at, verification from eval_results
       where run_id = ${run.id}`;
-    if (stored) {
-      if (stored.result_sha256 !== resultSha256) {
-        throw new HttpError(
-          409,
-          RESULT_ERROR_CODES.resultConflict,
-          `Eval run ${run.id} already received another result.`,
-          { extra: { result_sha256: stored.result_sha256 } },
-        );
-      }
-      if (stored.verification !== null) {
-        return { status: 200 as const, receipt: await receiptOf(tx, run.id) };
-      }
-      const checked = checkResultLocally(
-        input.result,
-        {
-          id: run.id,
-          plan: run.plan,
-          planDigest: run.plan_sha256,
-        },
-        new Date(stored.received_at),
+    if (stored && stored.result_sha256 !== resultSha256) {
+      throw new HttpError(
+        409,
+        RESULT_ERROR_CODES.resultConflict,
+        `Eval run ${run.id} already received another result.`,
+        { extra: { result_sha256: stored.result_sha256 } },
       );
-      if (!checked.ok) throw new Error(`stored result of ${run.id} no longer passes its checks`);
-      return {
-        runId: run.id,
-        firstReceipt: false,
-        result: input.result,
-        expectedReportData: checked.expectedReportData,
-        complete: checked.complete,
-      };
     }
+    if (stored?.verification) return { status: 200 as const, receipt: await receiptOf(tx, run.id) };
     const checked = checkResultLocally(
       input.result,
       { id: run.id, plan: run.plan, planDigest: run.plan_sha256 },
-      new Date(),
+      stored ? new Date(stored.received_at) : new Date(),
     );
-    // The state module refuses a result on a run that already has one (409 invalid_transition).
-    await transitionEvalRun(tx, {
-      runId: run.id,
-      event: "receive_result",
-      actor: "eval_vm",
-      records: { resultSha256 },
-    });
-    await tx`
-      insert into eval_results (run_id, submission_id, body, result_sha256, result_core)
-      values (${run.id}, ${run.submission_id}, ${Buffer.from(input.bytes).toString("utf8")},
-        ${resultSha256}, ${tx.json(input.result.result_core as never)})`;
-    if (!checked.ok) {
-      await decide(
-        tx,
-        run.id,
-        {
-          status: "rejected",
-          code: checked.code,
-          message: checked.message,
-          verifier: input.verifier.kind,
-          confidential: input.verifier.confidential,
-          measurement: null,
-          fully_attested: false,
-        },
-        null,
-        false,
-      );
-      return { status: 202 as const, receipt: await receiptOf(tx, run.id) };
+    if (stored) {
+      // Received, never decided (the verifier was unavailable): verify the stored result again.
+      if (!checked.ok) throw new Error(`stored result of ${run.id} no longer passes its checks`);
+    } else {
+      // The state module refuses a result on a run that already has one (409 invalid_transition).
+      await transitionEvalRun(tx, {
+        runId: run.id,
+        event: "receive_result",
+        actor: "eval_vm",
+        records: { resultSha256 },
+      });
+      await tx`
+        insert into eval_results (run_id, submission_id, body, result_sha256, result_core)
+        values (${run.id}, ${run.submission_id}, ${Buffer.from(input.bytes).toString("utf8")},
+          ${resultSha256}, ${tx.json(input.result.result_core as never)})`;
+      if (!checked.ok) {
+        await decide(
+          tx,
+          run.id,
+          rejection(input.verifier, checked.code, checked.message),
+          null,
+          false,
+        );
+        return { status: 202 as const, receipt: await receiptOf(tx, run.id) };
+      }
     }
     return {
       runId: run.id,
-      firstReceipt: true,
+      firstReceipt: !stored,
       result: input.result,
       expectedReportData: checked.expectedReportData,
       complete: checked.complete,
@@ -199,15 +175,7 @@ export async function receiveResult(
             measurement: verdict.measurement,
             fully_attested: reviewVerified,
           }
-        : {
-            status: "rejected",
-            code: verdict.code,
-            message: verdict.message.slice(0, 1024),
-            verifier: input.verifier.kind,
-            confidential: input.verifier.confidential,
-            measurement: null,
-            fully_attested: false,
-          };
+        : rejection(input.verifier, verdict.code, verdict.message);
     await decide(
       tx,
       first.runId,
@@ -218,6 +186,18 @@ export async function receiveResult(
     return receiptOf(tx, first.runId);
   });
   return { status: first.firstReceipt ? 202 : 200, receipt };
+}
+
+function rejection(verifier: QuoteVerifier, code: string, message: string): ResultVerification {
+  return {
+    status: "rejected",
+    code,
+    message: message.slice(0, 1024),
+    verifier: verifier.kind,
+    confidential: verifier.confidential,
+    measurement: null,
+    fully_attested: false,
+  };
 }
 
 /** Accept with the score, or reject; the verification and coverage stored with the result. */

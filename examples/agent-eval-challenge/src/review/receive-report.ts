@@ -140,11 +140,7 @@ async function receiptOrPending(
   receiptSha256: string,
 ): Promise<ReportAnswer | PendingVerification> {
   const assignmentId = input.assignment.id;
-  const [row] = await tx<ReportRow[]>`
-    select id, session_id, state, core, core_sha256, model_call, model_call_at, report_envelope,
-      receipt_sha256, reported_at, verification
-    from review_assignments where id = ${assignmentId} for update`;
-  if (!row) throw new Error(`assignment ${assignmentId} vanished inside its transaction`);
+  const row = await reload(tx, assignmentId, true);
 
   if (row.receipt_sha256 !== null) {
     if (row.receipt_sha256 !== receiptSha256) {
@@ -329,15 +325,10 @@ export function evidenceAad(sessionId: string, objectRef: string): string {
 }
 
 async function reload(tx: TransactionSql, assignmentId: string, lock = false): Promise<ReportRow> {
-  const [row] = lock
-    ? await tx<ReportRow[]>`
-        select id, session_id, state, core, core_sha256, model_call, model_call_at,
-          report_envelope, receipt_sha256, reported_at, verification
-        from review_assignments where id = ${assignmentId} for update`
-    : await tx<ReportRow[]>`
-        select id, session_id, state, core, core_sha256, model_call, model_call_at,
-          report_envelope, receipt_sha256, reported_at, verification
-        from review_assignments where id = ${assignmentId}`;
+  const [row] = await tx<ReportRow[]>`
+    select id, session_id, state, core, core_sha256, model_call, model_call_at, report_envelope,
+      receipt_sha256, reported_at, verification
+    from review_assignments where id = ${assignmentId} ${lock ? tx`for update` : tx``}`;
   if (!row) throw new Error(`assignment ${assignmentId} vanished inside its transaction`);
   return row;
 }
