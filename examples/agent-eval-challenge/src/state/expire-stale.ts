@@ -24,35 +24,16 @@ export async function expireStale(
   limit = 100,
 ): Promise<ExpiredRecords> {
   const at = now ?? (await databaseNow(tx));
-  const assignments = await tx<{ id: string }[]>`
-    select id from review_assignments
-    where state in ${tx(ACTIVE_ASSIGNMENT_STATES)} and expires_at <= ${at}
+  const due = (table: string, states: readonly string[]) => tx<{ id: string }[]>`
+    select id from ${tx(table)}
+    where state in ${tx(states)} and expires_at <= ${at}
     order by expires_at, id
     limit ${limit}
     for update skip locked`;
-  for (const { id } of assignments) {
-    await transitionAssignment(tx, {
-      assignmentId: id,
-      event: "expire",
-      actor: "system",
-      reasonCode: "ttl_elapsed",
-      now: at,
-    });
-  }
-  const runs = await tx<{ id: string }[]>`
-    select id from eval_runs
-    where state in ${tx(PRE_RESULT_EVAL_RUN_STATES)} and expires_at <= ${at}
-    order by expires_at, id
-    limit ${limit}
-    for update skip locked`;
-  for (const { id } of runs) {
-    await transitionEvalRun(tx, {
-      runId: id,
-      event: "expire",
-      actor: "system",
-      reasonCode: "ttl_elapsed",
-      now: at,
-    });
-  }
+  const expiry = { event: "expire", actor: "system", reasonCode: "ttl_elapsed", now: at } as const;
+  const assignments = await due("review_assignments", ACTIVE_ASSIGNMENT_STATES);
+  for (const { id } of assignments) await transitionAssignment(tx, { ...expiry, assignmentId: id });
+  const runs = await due("eval_runs", PRE_RESULT_EVAL_RUN_STATES);
+  for (const { id } of runs) await transitionEvalRun(tx, { ...expiry, runId: id });
   return { assignments: assignments.map((row) => row.id), runs: runs.map((row) => row.id) };
 }
