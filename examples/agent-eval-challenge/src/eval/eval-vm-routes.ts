@@ -7,6 +7,7 @@
  */
 import { type ChallengeRouter, json } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
+import { artifactResponse } from "../review/assignment-artifact.js";
 import { RunIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { EvalReceiptResponse, EvalResult } from "./eval-result-schemas.js";
@@ -21,7 +22,7 @@ import {
 import { MAX_PROGRESS_BYTES, recordProgress } from "./progress.js";
 import { canonicalResultBody, MAX_EVAL_RESULT_BYTES, receiveResult } from "./receive-result.js";
 import { runBearer } from "./run-bearer.js";
-import { runArtifact, runEnv, runView } from "./run-reads.js";
+import { runEnv, runView } from "./run-reads.js";
 import { telemetrySessionAuth } from "./telemetry-auth.js";
 import { openTelemetrySession } from "./telemetry-session.js";
 
@@ -58,7 +59,16 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       ...RUN_TOKEN_REFUSALS,
       500: { description: "artifact_integrity_failure: the stored bytes do not match" },
     },
-    handler: ({ sql, bearer: run, log }) => runArtifact(sql, run, log),
+    handler: ({ sql, bearer: run, log }) =>
+      artifactResponse(
+        sql,
+        {
+          submissionId: run.submission_id,
+          expectedSha256: run.plan.agent_sha256,
+          holder: `eval run ${run.id}`,
+        },
+        log,
+      ),
   });
 
   router.public({

@@ -1,12 +1,11 @@
 /**
- * What the eval VM reads with its run token: the run and its immutable plan, the agent's exact
- * ZIP (hashed again against the plan's agent_sha256 before a byte leaves, as the review
- * artifact), and the miner's env values, the one place they are ever opened: the key release to
- * the run's VM, before its result only.
+ * What the eval VM reads with its run token: the run and its immutable plan, and the miner's env
+ * values, the one place they are ever opened: the key release to the run's VM, before its result
+ * only. (The agent's exact ZIP is served as the review artifact is, by artifactResponse: hashed
+ * again against the plan's agent_sha256 before a byte leaves.)
  */
-import { HttpError, type Logger, type Sql } from "@platform/challenge-sdk";
+import { HttpError, type Sql } from "@platform/challenge-sdk";
 import { openMinerEnv } from "../env/miner-env.js";
-import { verifiedArtifactBytes } from "../review/assignment-artifact.js";
 import { reviewTransaction } from "../review/index.js";
 import { type EvalRunState, PRE_RESULT_EVAL_RUN_STATES } from "../state/index.js";
 import type { EvalPlan } from "./eval-plan.js";
@@ -23,26 +22,6 @@ export interface EvalRunView {
 /** The run its bearer opened, as the eval VM reads it. */
 export function runView(run: AuthorizedRun): EvalRunView {
   return { run_id: run.id, state: run.state, plan: run.plan, plan_sha256: run.plan_sha256 };
-}
-
-export async function runArtifact(sql: Sql, run: AuthorizedRun, log: Logger): Promise<Response> {
-  const [row] = await sql<{ artifact: Uint8Array }[]>`
-    select artifact from submissions where id = ${run.submission_id}`;
-  if (!row) throw new Error(`submission ${run.submission_id} of eval run ${run.id} is missing`);
-  const sha256 = run.plan.agent_sha256;
-  const bytes = verifiedArtifactBytes(
-    { submissionId: run.submission_id, bytes: row.artifact, expectedSha256: sha256 },
-    log,
-  );
-  return new Response(new Uint8Array(bytes), {
-    status: 200,
-    headers: {
-      "content-type": "application/zip",
-      "content-length": String(bytes.byteLength),
-      "x-artifact-sha256": sha256,
-      "cache-control": "no-store",
-    },
-  });
 }
 
 /** The key release: locked, so a result cannot land between the check and the opening. */

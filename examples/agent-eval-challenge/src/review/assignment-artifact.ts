@@ -5,7 +5,6 @@
  */
 import { createHash } from "node:crypto";
 import { HttpError, type Logger, type Sql } from "@platform/challenge-sdk";
-import type { AuthorizedAssignment } from "./assignment-bearer.js";
 import { VM_ERROR_CODES } from "./vm-errors.js";
 
 /** A stored artifact as read: its bytes and the sha256 recorded for it. */
@@ -37,31 +36,27 @@ export function verifiedArtifactBytes(artifact: StoredArtifact, log: Logger): Ui
   return artifact.bytes;
 }
 
-/** The assignment's artifact, read and re-hashed against the assignment core's sha256. */
-export async function assignmentArtifact(
+/**
+ * The stored ZIP of a submission as its holder serves it: an assignment (re-hashed against its
+ * core's artifact_sha256) or an eval run (against its plan's agent_sha256).
+ */
+export async function artifactResponse(
   sql: Sql,
-  assignment: AuthorizedAssignment,
+  artifact: { submissionId: string; expectedSha256: string; holder: string },
   log: Logger,
 ): Promise<Response> {
   const [row] = await sql<{ artifact: Uint8Array }[]>`
-    select artifact from submissions where id = ${assignment.submission_id}`;
-  // The assignment references its submission (foreign key): a missing row is a broken database.
-  if (!row) throw new Error(`submission ${assignment.submission_id} of an assignment is missing`);
-  const bytes = verifiedArtifactBytes(
-    {
-      submissionId: assignment.submission_id,
-      bytes: row.artifact,
-      expectedSha256: assignment.core.artifact_sha256,
-    },
-    log,
-  );
+    select artifact from submissions where id = ${artifact.submissionId}`;
+  // The holder references its submission (foreign key): a missing row is a broken database.
+  if (!row) throw new Error(`submission ${artifact.submissionId} of ${artifact.holder} is missing`);
+  const bytes = verifiedArtifactBytes({ ...artifact, bytes: row.artifact }, log);
   // A copy over a plain ArrayBuffer (what Response takes); at most 1 MiB.
   return new Response(new Uint8Array(bytes), {
     status: 200,
     headers: {
       "content-type": "application/zip",
       "content-length": String(bytes.byteLength),
-      "x-artifact-sha256": assignment.core.artifact_sha256,
+      "x-artifact-sha256": artifact.expectedSha256,
       "cache-control": "no-store",
     },
   });

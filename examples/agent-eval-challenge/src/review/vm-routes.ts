@@ -9,7 +9,7 @@ import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import { AssignmentIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
-import { assignmentArtifact } from "./assignment-artifact.js";
+import { artifactResponse } from "./assignment-artifact.js";
 import { assignmentBearer } from "./assignment-bearer.js";
 import { MAX_REVIEW_ENVELOPE_BYTES, receiveReport } from "./receive-report.js";
 import { ReviewEnvelope, ReviewReportReceiptResponse } from "./review-envelope-schemas.js";
@@ -79,7 +79,16 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       ...READ_REFUSALS,
       500: { description: "artifact_integrity_failure: the stored bytes do not match" },
     },
-    handler: ({ sql, bearer: assignment, log }) => assignmentArtifact(sql, assignment, log),
+    handler: ({ sql, bearer: assignment, log }) =>
+      artifactResponse(
+        sql,
+        {
+          submissionId: assignment.submission_id,
+          expectedSha256: assignment.core.artifact_sha256,
+          holder: "an assignment",
+        },
+        log,
+      ),
   });
 
   router.public({
