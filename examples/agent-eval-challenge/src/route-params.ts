@@ -19,3 +19,8 @@ export const OWNER_ERRORS = {
   403: { description: "not_submission_owner: the signed hotkey is not the submission's" },
   404: { description: "submission_not_found" },
 };
+
+/** The submission an owner-only route names and the hotkey that signed the request. */
+export function ownerRequest(params: { submission_id: number }, miner: { hotkey: string }) {
+  return { submissionId: String(params.submission_id), hotkey: miner.hotkey };
+}

@@ -4,7 +4,7 @@
  */
 import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { OWNER_ERRORS, SubmissionIdParams } from "../route-params.js";
+import { OWNER_ERRORS, ownerRequest, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import {
   MinerEnvLaunchResponse,
@@ -32,8 +32,7 @@ export function minerEnvRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       200: { description: "The metadata", schema: MinerEnvMetadataResponse },
       ...OWNER_ERRORS,
     },
-    handler: ({ sql, params, miner }) =>
-      readMinerEnv(sql, { submissionId: String(params.submission_id), hotkey: miner.hotkey }),
+    handler: ({ sql, params, miner }) => readMinerEnv(sql, ownerRequest(params, miner)),
   });
 
   router.signed({
@@ -55,8 +54,7 @@ export function minerEnvRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     },
     handler: ({ sql, state, params, miner, body }) =>
       replaceMinerEnv(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
         env: body.env,
         secretKey: state.secretKey,
       }),
@@ -75,8 +73,7 @@ export function minerEnvRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     },
     handler: ({ sql, params, miner }) =>
       confirmEmptyMinerEnv(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
       }),
   });
 
@@ -95,7 +92,6 @@ export function minerEnvRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       ...OWNER_ERRORS,
       412: { description: "env_not_confirmed: set the env or confirm it empty first" },
     },
-    handler: ({ sql, params, miner }) =>
-      launchEvaluation(sql, { submissionId: String(params.submission_id), hotkey: miner.hotkey }),
+    handler: ({ sql, params, miner }) => launchEvaluation(sql, ownerRequest(params, miner)),
   });
 }

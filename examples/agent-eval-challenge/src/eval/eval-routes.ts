@@ -4,7 +4,7 @@
  */
 import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { OWNER_ERRORS, SubmissionIdParams } from "../route-params.js";
+import { OWNER_ERRORS, ownerRequest, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import {
   EvalExpectedRunRequest,
@@ -42,8 +42,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
     },
     handler: ({ sql, state, params, miner }) =>
       prepareEval(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
         secretKey: state.secretKey,
         verifier: state.verifier,
         taskSet: state.taskSet,
@@ -64,8 +63,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
     },
     handler: ({ sql, state, params, query, miner }) =>
       evalStatus(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
         cursor: query.cursor,
         limit: query.limit,
         secretKey: state.secretKey,
@@ -97,8 +95,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
     },
     handler: ({ sql, state, params, miner, body }) =>
       retryEval(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
         secretKey: state.secretKey,
         verifier: state.verifier,
         taskSet: state.taskSet,
@@ -121,8 +118,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
     },
     handler: ({ sql, params, miner, body }) =>
       cancelEval(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
         expectedRunId: body.expected_run_id,
       }),
   });
@@ -145,8 +141,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
     },
     handler: ({ sql, params, miner, body }) =>
       failEval(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
         expectedRunId: body.expected_run_id,
         reasonCode: body.reason_code,
         message: body.message,
@@ -173,8 +168,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
     },
     handler: ({ sql, state, params, miner }) =>
       requestRevalidation(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
         ownerHotkey: state.options.ownerHotkey,
       }),
   });

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { SessionIdParams, SubmissionIdParams } from "../route-params.js";
+import { ownerRequest, SessionIdParams, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { ReviewAuditQuery, ReviewAuditResponse } from "./audit-schemas.js";
 import { canonicalPageBytes, reviewAudit } from "./review-audit.js";
@@ -44,8 +44,7 @@ export function reviewAuditRoutes(router: ChallengeRouter<Settings, AgentEvalSta
       reviewAudit(sql, {
         target: {
           view: "history",
-          submissionId: String(params.submission_id),
-          hotkey: miner.hotkey,
+          ...ownerRequest(params, miner),
         },
         cursor: query.cursor,
         limit: query.limit,

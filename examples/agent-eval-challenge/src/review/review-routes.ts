@@ -7,7 +7,12 @@
  */
 import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { OWNER_ERRORS, SessionIdParams, SubmissionIdParams } from "../route-params.js";
+import {
+  OWNER_ERRORS,
+  ownerRequest,
+  SessionIdParams,
+  SubmissionIdParams,
+} from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { reviewAuditRoutes } from "./audit-routes.js";
 import { cancelReview } from "./cancel-review.js";
@@ -47,8 +52,7 @@ export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     },
     handler: ({ sql, state, params, miner }) =>
       prepareReview(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
         secretKey: state.secretKey,
         rulesRevisionId: state.rulesBundle.revision_id,
       }),
@@ -76,8 +80,7 @@ export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     },
     handler: ({ sql, state, params, miner, body }) =>
       retryReview(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
         secretKey: state.secretKey,
         rulesRevisionId: state.rulesBundle.revision_id,
         expectedAssignmentId: body.expected_assignment_id,
@@ -101,8 +104,7 @@ export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     },
     handler: ({ sql, params, miner, body }) =>
       cancelReview(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
         assignmentId: body.assignment_id,
       }),
   });
@@ -127,8 +129,7 @@ export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     },
     handler: ({ sql, params, miner, body }) =>
       recordDeployment(sql, {
-        submissionId: String(params.submission_id),
-        hotkey: miner.hotkey,
+        ...ownerRequest(params, miner),
         metadata: body,
       }),
   });
