@@ -23,6 +23,7 @@ import {
   invalidTransition,
   notFound,
   TRANSITION_ERROR_CODES,
+  type TransitionErrorCode,
   transitionConflict,
 } from "./transition-errors.js";
 import { nextState, type TransitionTable } from "./transition-table.js";
@@ -147,56 +148,40 @@ export async function transitionAssignment(
     records?: AssignmentRecords;
   } & TransitionContext,
 ): Promise<MirroredTransitionResult<AssignmentState>> {
-  const { assignmentId, event } = input;
+  const { assignmentId } = input;
   const records = input.records ?? {};
-  requireExactRecords("assignment", event, ASSIGNMENT_EVENT_RECORDS[event], records);
-  const at = input.now ?? (await databaseNow(tx));
-  const [row] = await tx<
-    {
-      state: AssignmentState;
-      submission_id: string;
-      current_assignment_id: string;
-      past_expiry: boolean;
-    }[]
-  >`
-    select a.state, a.submission_id, s.current_assignment_id, a.expires_at <= ${at} as past_expiry
-    from review_assignments a join review_sessions s on s.id = a.session_id
-    where a.id = ${assignmentId}`;
-  if (!row) throw notFound(TRANSITION_ERROR_CODES.assignmentNotFound, `Assignment ${assignmentId}`);
-  if (row.current_assignment_id !== assignmentId) {
-    throw new HttpError(
-      409,
-      TRANSITION_ERROR_CODES.staleAssignment,
-      `Assignment ${assignmentId} is not the current assignment of its review session.`,
-      { extra: { current_assignment_id: row.current_assignment_id } },
-    );
-  }
-  const to = nextState(ASSIGNMENT_TRANSITIONS, row.state, event);
-  if (!to) throw invalidTransition("assignment", assignmentId, row.state, event);
-  checkExpiry(ASSIGNMENT_TRANSITIONS, row.state, event, row.past_expiry, {
-    code: TRANSITION_ERROR_CODES.assignmentExpired,
-    what: `Assignment ${assignmentId}`,
-  });
-  const columns = {
-    ...assignmentColumns(tx, records, at),
-    state: to,
-    nonce_state: assignmentNonceState(to),
-  };
-  const updated = await tx`
-    update review_assignments a set ${tx(columns as never)}
-    from review_sessions s
-    where a.id = ${assignmentId} and a.state = ${row.state}
-      and s.id = a.session_id and s.current_assignment_id = ${assignmentId}
-    returning a.id`;
-  if (updated.length === 0) throw transitionConflict("assignment", assignmentId, row.state);
-  return recordAndMirror(tx, input, at, {
-    submissionId: row.submission_id,
+  requireExactRecords("assignment", input.event, ASSIGNMENT_EVENT_RECORDS[input.event], records);
+  return transitionChild(tx, input, {
     machine: "assignment",
-    subjectId: assignmentId,
-    event,
-    from: row.state,
-    to,
-    submissionEvent: SUBMISSION_EVENT_OF_ASSIGNMENT_EVENT[event],
+    name: "assignment",
+    id: assignmentId,
+    what: `Assignment ${assignmentId}`,
+    table: ASSIGNMENT_TRANSITIONS,
+    submissionEvent: SUBMISSION_EVENT_OF_ASSIGNMENT_EVENT[input.event],
+    notFoundCode: TRANSITION_ERROR_CODES.assignmentNotFound,
+    expiredCode: TRANSITION_ERROR_CODES.assignmentExpired,
+    stale: (current) =>
+      new HttpError(
+        409,
+        TRANSITION_ERROR_CODES.staleAssignment,
+        `Assignment ${assignmentId} is not the current assignment of its review session.`,
+        { extra: { current_assignment_id: current } },
+      ),
+    read: (at) => tx<ChildRow<AssignmentState>[]>`
+      select a.state, a.submission_id, s.current_assignment_id as current_id,
+        a.expires_at <= ${at} as past_expiry
+      from review_assignments a join review_sessions s on s.id = a.session_id
+      where a.id = ${assignmentId}`,
+    swap: (from, to, at) => tx`
+      update review_assignments a set ${tx({
+        ...assignmentColumns(tx, records, at),
+        state: to,
+        nonce_state: assignmentNonceState(to),
+      } as never)}
+      from review_sessions s
+      where a.id = ${assignmentId} and a.state = ${from}
+        and s.id = a.session_id and s.current_assignment_id = ${assignmentId}
+      returning a.id`,
   });
 }
 
@@ -256,50 +241,98 @@ export async function transitionEvalRun(
   const { runId, event } = input;
   const records = input.records ?? {};
   requireExactRecords("eval run", event, EVAL_RUN_EVENT_RECORDS[event], records);
-  const at = input.now ?? (await databaseNow(tx));
-  const [row] = await tx<
-    {
-      state: EvalRunState;
-      submission_id: string;
-      current_eval_run_id: string | null;
-      past_expiry: boolean;
-    }[]
-  >`
-    select r.state, r.submission_id, s.current_eval_run_id, r.expires_at <= ${at} as past_expiry
-    from eval_runs r join submissions s on s.id = r.submission_id
-    where r.id = ${runId}`;
-  if (!row) throw notFound(TRANSITION_ERROR_CODES.runNotFound, `Eval run ${runId}`);
-  if (row.current_eval_run_id !== runId) {
-    throw new HttpError(
-      409,
-      TRANSITION_ERROR_CODES.staleRun,
-      `Eval run ${runId} is not the current run of its submission.`,
-      { extra: { current_eval_run_id: row.current_eval_run_id } },
-    );
-  }
-  const to = nextState(EVAL_RUN_TRANSITIONS, row.state, event);
-  if (!to) throw invalidTransition("eval run", runId, row.state, event);
-  checkExpiry(EVAL_RUN_TRANSITIONS, row.state, event, row.past_expiry, {
-    code: TRANSITION_ERROR_CODES.runExpired,
-    what: `Eval run ${runId}`,
-  });
-  const columns = { ...evalRunColumns(tx, event, records, at), state: to };
-  const updated = await tx`
-    update eval_runs r set ${tx(columns as never)}
-    from submissions s
-    where r.id = ${runId} and r.state = ${row.state}
-      and s.id = r.submission_id and s.current_eval_run_id = ${runId}
-    returning r.id`;
-  if (updated.length === 0) throw transitionConflict("eval run", runId, row.state);
-  return recordAndMirror(tx, input, at, {
-    submissionId: row.submission_id,
+  return transitionChild(tx, input, {
     machine: "eval_run",
-    subjectId: runId,
-    event,
-    from: row.state,
-    to,
+    name: "eval run",
+    id: runId,
+    what: `Eval run ${runId}`,
+    table: EVAL_RUN_TRANSITIONS,
     submissionEvent: SUBMISSION_EVENT_OF_EVAL_RUN_EVENT[event],
+    notFoundCode: TRANSITION_ERROR_CODES.runNotFound,
+    expiredCode: TRANSITION_ERROR_CODES.runExpired,
+    stale: (current) =>
+      new HttpError(
+        409,
+        TRANSITION_ERROR_CODES.staleRun,
+        `Eval run ${runId} is not the current run of its submission.`,
+        { extra: { current_eval_run_id: current } },
+      ),
+    read: (at) => tx<ChildRow<EvalRunState>[]>`
+      select r.state, r.submission_id, s.current_eval_run_id as current_id,
+        r.expires_at <= ${at} as past_expiry
+      from eval_runs r join submissions s on s.id = r.submission_id
+      where r.id = ${runId}`,
+    swap: (from, to, at) => tx`
+      update eval_runs r set ${tx({ ...evalRunColumns(tx, event, records, at), state: to } as never)}
+      from submissions s
+      where r.id = ${runId} and r.state = ${from}
+        and s.id = r.submission_id and s.current_eval_run_id = ${runId}
+      returning r.id`,
   });
+}
+
+/** An assignment or run as its change reads it, with its parent's current child. */
+interface ChildRow<State extends string> {
+  state: State;
+  submission_id: string;
+  current_id: string | null;
+  past_expiry: boolean;
+}
+
+/**
+ * The change of an assignment or a run, inside `tx`: it must be its parent's current one (else
+ * 409 stale_assignment / stale_run), the table must allow the event (else 409
+ * invalid_transition), past its TTL it only expires (else 410); then the compare-and-swap
+ * (`swap`: the new state and the event's write-once records), the status event, and the
+ * submission's move when the event implies one.
+ */
+async function transitionChild<State extends string, Event extends string>(
+  tx: TransactionSql,
+  input: { event: Event } & TransitionContext,
+  child: {
+    machine: "assignment" | "eval_run";
+    /** How refusals name the machine, and the child itself ("Eval run <id>"). */
+    name: string;
+    id: string;
+    what: string;
+    table: TransitionTable<State, Event>;
+    submissionEvent: SubmissionEvent | null;
+    notFoundCode: TransitionErrorCode;
+    expiredCode: TransitionErrorCode;
+    stale: (currentId: string | null) => HttpError;
+    read: (at: Date) => PromiseLike<readonly ChildRow<State>[]>;
+    swap: (from: State, to: State, at: Date) => PromiseLike<readonly unknown[]>;
+  },
+): Promise<MirroredTransitionResult<State>> {
+  const { event } = input;
+  const { what } = child;
+  const at = input.now ?? (await databaseNow(tx));
+  const [row] = await child.read(at);
+  if (!row) throw notFound(child.notFoundCode, what);
+  if (row.current_id !== child.id) throw child.stale(row.current_id);
+  const to = nextState(child.table, row.state, event);
+  if (!to) throw invalidTransition(child.name, child.id, row.state, event);
+  checkExpiry(child.table, row.state, event, row.past_expiry, { code: child.expiredCode, what });
+  const updated = await child.swap(row.state, to, at);
+  if (updated.length === 0) throw transitionConflict(child.name, child.id, row.state);
+  const seq = await appendStatusEvent(tx, {
+    ...statusFields(input, at),
+    submissionId: row.submission_id,
+    machine: child.machine,
+    subjectId: child.id,
+    event,
+    fromState: row.state,
+    toState: to,
+  });
+  const submission = child.submissionEvent
+    ? await transitionSubmission(tx, {
+        ...contextOf(input),
+        now: at,
+        submissionId: row.submission_id,
+        event: child.submissionEvent,
+      })
+    : null;
+  return { from: row.state, to, seq, submission };
 }
 
 /**
@@ -367,42 +400,4 @@ function statusFields(context: TransitionContext, at: Date) {
 function jsonParameter(tx: TransactionSql) {
   // postgres.js types json() over its own JSONValue; a JsonObject is one, typed more loosely.
   return (value: JsonObject) => tx.json(value as never);
-}
-
-/**
- * The common tail of an assignment or run change: its status event, then the submission moved by
- * the event it implies (none: null), in the caller's transaction.
- */
-async function recordAndMirror<State extends string>(
-  tx: TransactionSql,
-  input: TransitionContext,
-  at: Date,
-  change: {
-    submissionId: string;
-    machine: "assignment" | "eval_run";
-    subjectId: string;
-    event: string;
-    from: State;
-    to: State;
-    submissionEvent: SubmissionEvent | null;
-  },
-): Promise<MirroredTransitionResult<State>> {
-  const seq = await appendStatusEvent(tx, {
-    ...statusFields(input, at),
-    submissionId: change.submissionId,
-    machine: change.machine,
-    subjectId: change.subjectId,
-    event: change.event,
-    fromState: change.from,
-    toState: change.to,
-  });
-  const submission = change.submissionEvent
-    ? await transitionSubmission(tx, {
-        ...contextOf(input),
-        now: at,
-        submissionId: change.submissionId,
-        event: change.submissionEvent,
-      })
-    : null;
-  return { from: change.from, to: change.to, seq, submission };
 }
