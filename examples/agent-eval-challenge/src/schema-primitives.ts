@@ -2,8 +2,18 @@
  * The unnamed building blocks several features' schemas share (ids, digests, times), defined
  * once so every route and record describes them the same way in /openapi.json.
  */
-import { Type } from "@platform/challenge-sdk";
+import { type TSchema, Type } from "@platform/challenge-sdk";
 import { CURSOR_MAX_LENGTH } from "./crypto/index.js";
+
+/** A record published by `title` in /openapi.json: exactly these fields, nothing else. */
+export function NamedRecord<Fields extends Record<string, TSchema>>(title: string, fields: Fields) {
+  return Type.Object(fields, { additionalProperties: false, title });
+}
+
+/** A record inside another (not published by name): exactly these fields, nothing else. */
+export function ClosedRecord<Fields extends Record<string, TSchema>>(fields: Fields) {
+  return Type.Object(fields, { additionalProperties: false });
+}
 
 /** An id this service mints (assignments, sessions, approvals, runs): random base64url. */
 export const MintedId = Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" });

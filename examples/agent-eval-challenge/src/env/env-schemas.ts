@@ -3,50 +3,38 @@
  * schemas; the limits they check are env-rules.ts's.
  */
 import { Type } from "@platform/challenge-sdk";
-import { Sha256Hex, Timestamp } from "../schema-primitives.js";
+import { ClosedRecord, NamedRecord, Sha256Hex, Timestamp } from "../schema-primitives.js";
 import { ENV_KEY_PATTERN, MAX_ENV_KEYS, MAX_ENV_VALUE_BYTES } from "./env-rules.js";
 
 /** PUT env: the whole set, replacing the previous one. */
-export const MinerEnvUpdateRequest = Type.Object(
-  {
-    env: Type.Record(
-      Type.String({ pattern: ENV_KEY_PATTERN }),
-      Type.String({ maxLength: MAX_ENV_VALUE_BYTES }),
-      { maxProperties: MAX_ENV_KEYS, additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false, title: "MinerEnvUpdateRequest" },
-);
+export const MinerEnvUpdateRequest = NamedRecord("MinerEnvUpdateRequest", {
+  env: Type.Record(
+    Type.String({ pattern: ENV_KEY_PATTERN }),
+    Type.String({ maxLength: MAX_ENV_VALUE_BYTES }),
+    { maxProperties: MAX_ENV_KEYS, additionalProperties: false },
+  ),
+});
 
 /** What the env routes show: never a value. */
-export const MinerEnvMetadataResponse = Type.Object(
-  {
-    submission_id: Type.Integer({ minimum: 1 }),
-    // unset: nothing yet (launch answers 412); set: keys below; empty: confirmed none.
-    status: Type.Union([Type.Literal("unset"), Type.Literal("set"), Type.Literal("empty")]),
-    keys: Type.Array(
-      Type.Object(
-        { name: Type.String(), size: Type.Integer({ minimum: 0 }), sha256: Sha256Hex },
-        { additionalProperties: false },
-      ),
-    ),
-    total_bytes: Type.Integer({ minimum: 0 }),
-    revision: Type.Integer({ minimum: 0 }),
-    locked: Type.Boolean(),
-    updated_at: Type.Union([Timestamp, Type.Null()]),
-  },
-  { additionalProperties: false, title: "MinerEnvMetadataResponse" },
-);
+export const MinerEnvMetadataResponse = NamedRecord("MinerEnvMetadataResponse", {
+  submission_id: Type.Integer({ minimum: 1 }),
+  // unset: nothing yet (launch answers 412); set: keys below; empty: confirmed none.
+  status: Type.Union([Type.Literal("unset"), Type.Literal("set"), Type.Literal("empty")]),
+  keys: Type.Array(
+    ClosedRecord({ name: Type.String(), size: Type.Integer({ minimum: 0 }), sha256: Sha256Hex }),
+  ),
+  total_bytes: Type.Integer({ minimum: 0 }),
+  revision: Type.Integer({ minimum: 0 }),
+  locked: Type.Boolean(),
+  updated_at: Type.Union([Timestamp, Type.Null()]),
+});
 
 /** launch: the miner's go-ahead, recorded once; the env it locked. */
-export const MinerEnvLaunchResponse = Type.Object(
-  {
-    submission_id: Type.Integer({ minimum: 1 }),
-    launched_at: Timestamp,
-    env_status: Type.Union([Type.Literal("set"), Type.Literal("empty")]),
-    env_revision: Type.Integer({ minimum: 1 }),
-    // Where the submission stands: eval/prepare also needs a verified allow.
-    submission_state: Type.String(),
-  },
-  { additionalProperties: false, title: "MinerEnvLaunchResponse" },
-);
+export const MinerEnvLaunchResponse = NamedRecord("MinerEnvLaunchResponse", {
+  submission_id: Type.Integer({ minimum: 1 }),
+  launched_at: Timestamp,
+  env_status: Type.Union([Type.Literal("set"), Type.Literal("empty")]),
+  env_revision: Type.Integer({ minimum: 1 }),
+  // Where the submission stands: eval/prepare also needs a verified allow.
+  submission_state: Type.String(),
+});

@@ -3,40 +3,48 @@
  * and progress"); the result's are in eval-result-schemas.ts.
  */
 import { Type } from "@platform/challenge-sdk";
-import { MintedId, Sha256Hex, TaskId, Timestamp } from "../schema-primitives.js";
+import {
+  ClosedRecord,
+  MintedId,
+  NamedRecord,
+  Sha256Hex,
+  TaskId,
+  Timestamp,
+} from "../schema-primitives.js";
 import { EvalPlan, EvalRunState } from "./eval-schemas.js";
 
 /** GET /evaluation/v1/runs/{id}: the run as its VM reads it. */
-export const EvalRunView = Type.Object(
-  { run_id: MintedId, state: EvalRunState, plan: EvalPlan, plan_sha256: Sha256Hex },
-  { additionalProperties: false, title: "EvalRunView" },
-);
+export const EvalRunView = NamedRecord("EvalRunView", {
+  run_id: MintedId,
+  state: EvalRunState,
+  plan: EvalPlan,
+  plan_sha256: Sha256Hex,
+});
 
 /** GET /evaluation/v1/runs/{id}/env: the miner's env values, released to the run token only. */
-export const EvalRunEnvResponse = Type.Object(
-  { run_id: MintedId, env: Type.Record(Type.String(), Type.String()) },
-  { additionalProperties: false, title: "EvalRunEnvResponse" },
-);
+export const EvalRunEnvResponse = NamedRecord("EvalRunEnvResponse", {
+  run_id: MintedId,
+  env: Type.Record(Type.String(), Type.String()),
+});
 
 /**
  * telemetry-session: a grant the submission's hotkey signed over telemetryGrantMessage (run, plan
  * digest, hotkey, nonce, timestamp). Never a mnemonic: the body has no room for one.
  */
-export const TelemetrySessionRequest = Type.Object(
-  {
-    hotkey_ss58: Type.String({ pattern: "^[1-9A-HJ-NP-Za-km-z]{46,48}$" }),
-    signature: Type.String({ pattern: "^(0x)?[0-9a-fA-F]{128}$" }),
-    nonce: Type.String({ pattern: "^[\\x21-\\x7e]{8,128}$" }),
-    // Unix seconds, as the signed request headers carry them.
-    timestamp: Type.String({ pattern: "^[0-9]{1,12}$" }),
-  },
-  { additionalProperties: false, title: "TelemetrySessionRequest" },
-);
+export const TelemetrySessionRequest = NamedRecord("TelemetrySessionRequest", {
+  hotkey_ss58: Type.String({ pattern: "^[1-9A-HJ-NP-Za-km-z]{46,48}$" }),
+  signature: Type.String({ pattern: "^(0x)?[0-9a-fA-F]{128}$" }),
+  nonce: Type.String({ pattern: "^[\\x21-\\x7e]{8,128}$" }),
+  // Unix seconds, as the signed request headers carry them.
+  timestamp: Type.String({ pattern: "^[0-9]{1,12}$" }),
+});
 
-export const TelemetrySessionResponse = Type.Object(
-  { run_id: MintedId, session_id: Type.String(), expires_at: Timestamp, state: EvalRunState },
-  { additionalProperties: false, title: "TelemetrySessionResponse" },
-);
+export const TelemetrySessionResponse = NamedRecord("TelemetrySessionResponse", {
+  run_id: MintedId,
+  session_id: Type.String(),
+  expires_at: Timestamp,
+  state: EvalRunState,
+});
 
 const ProgressSeq = Type.Integer({ minimum: 1, maximum: 2147483647 });
 const ProgressMessage = Type.String({ maxLength: 1024 });
@@ -47,45 +55,36 @@ const ProgressMessage = Type.String({ maxLength: 1024 });
  */
 export const ProgressEvent = Type.Union(
   [
-    Type.Object(
-      {
-        type: Type.Literal("task.status"),
-        task_id: TaskId,
-        seq: ProgressSeq,
-        status: Type.Union([
-          Type.Literal("queued"),
-          Type.Literal("running"),
-          Type.Literal("finished"),
-          Type.Literal("failed"),
-        ]),
-        trial: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 })),
-        message: Type.Optional(ProgressMessage),
-      },
-      { additionalProperties: false },
-    ),
-    Type.Object(
-      {
-        type: Type.Literal("task.progress"),
-        task_id: TaskId,
-        seq: ProgressSeq,
-        completed_trials: Type.Integer({ minimum: 0, maximum: 16 }),
-        total_trials: Type.Integer({ minimum: 1, maximum: 16 }),
-        message: Type.Optional(ProgressMessage),
-      },
-      { additionalProperties: false },
-    ),
+    ClosedRecord({
+      type: Type.Literal("task.status"),
+      task_id: TaskId,
+      seq: ProgressSeq,
+      status: Type.Union([
+        Type.Literal("queued"),
+        Type.Literal("running"),
+        Type.Literal("finished"),
+        Type.Literal("failed"),
+      ]),
+      trial: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 })),
+      message: Type.Optional(ProgressMessage),
+    }),
+    ClosedRecord({
+      type: Type.Literal("task.progress"),
+      task_id: TaskId,
+      seq: ProgressSeq,
+      completed_trials: Type.Integer({ minimum: 0, maximum: 16 }),
+      total_trials: Type.Integer({ minimum: 1, maximum: 16 }),
+      message: Type.Optional(ProgressMessage),
+    }),
   ],
   { title: "ProgressEvent" },
 );
 
-export const ProgressResponse = Type.Object(
-  {
-    run_id: MintedId,
-    task_id: TaskId,
-    seq: ProgressSeq,
-    // False for an identical repeat of an event already recorded (idempotent).
-    recorded: Type.Boolean(),
-    duplicate: Type.Boolean(),
-  },
-  { additionalProperties: false, title: "ProgressResponse" },
-);
+export const ProgressResponse = NamedRecord("ProgressResponse", {
+  run_id: MintedId,
+  task_id: TaskId,
+  seq: ProgressSeq,
+  // False for an identical repeat of an event already recorded (idempotent).
+  recorded: Type.Boolean(),
+  duplicate: Type.Boolean(),
+});

@@ -3,7 +3,7 @@
  * schemas: the routes validate with them and /openapi.json shows them under these titles.
  */
 import { type TSchema, Type } from "@platform/challenge-sdk";
-import { MintedId, TaskId, Timestamp } from "../schema-primitives.js";
+import { MintedId, NamedRecord, TaskId, Timestamp } from "../schema-primitives.js";
 import { PublicStatus } from "../submissions/submission-schemas.js";
 import { LOG_STREAMS } from "./attempt-events.js";
 import { FEED_CURSOR_PATTERN } from "./live-feed.js";
@@ -11,24 +11,18 @@ import { FEED_CURSOR_PATTERN } from "./live-feed.js";
 export const AttemptIdParams = Type.Object({ attempt_id: MintedId });
 
 /** POST /evaluation/v1/runs/{id}/attempts: one trial of one plan task. */
-export const AttemptOpenRequest = Type.Object(
-  {
-    task_id: TaskId,
-    // The plan's k is at most 16; beyond the plan's own k is 409 unknown_trial.
-    trial: Type.Integer({ minimum: 1, maximum: 16 }),
-  },
-  { additionalProperties: false, title: "AttemptOpenRequest" },
-);
+export const AttemptOpenRequest = NamedRecord("AttemptOpenRequest", {
+  task_id: TaskId,
+  // The plan's k is at most 16; beyond the plan's own k is 409 unknown_trial.
+  trial: Type.Integer({ minimum: 1, maximum: 16 }),
+});
 
-export const AttemptOpenResponse = Type.Object(
-  {
-    attempt_id: MintedId,
-    token: Type.String({ description: "The attempt's bearer for its events route" }),
-    events_path: Type.String({ description: "/internal/v1/evaluations/{attempt_id}/events" }),
-    challenge_slug: Type.String({ description: "What x-core-challenge-slug must carry" }),
-  },
-  { additionalProperties: false, title: "AttemptOpenResponse" },
-);
+export const AttemptOpenResponse = NamedRecord("AttemptOpenResponse", {
+  attempt_id: MintedId,
+  token: Type.String({ description: "The attempt's bearer for its events route" }),
+  events_path: Type.String({ description: "/internal/v1/evaluations/{attempt_id}/events" }),
+  challenge_slug: Type.String({ description: "What x-core-challenge-slug must carry" }),
+});
 
 /** One NDJSON line of the events route (documentation: the route reads the raw bytes). */
 export const AttemptLogLine = Type.Object(
@@ -41,14 +35,11 @@ export const AttemptLogLine = Type.Object(
 );
 
 /** 202 of the events route: counts only. */
-export const AttemptEventsReceipt = Type.Object(
-  {
-    recorded: Type.Integer({ minimum: 0 }),
-    dropped: Type.Integer({ minimum: 0, description: "Lines past the task or submission cap" }),
-    truncated: Type.Integer({ minimum: 0, description: "Lines cut to the 64 KiB event cap" }),
-  },
-  { additionalProperties: false, title: "AttemptEventsReceipt" },
-);
+export const AttemptEventsReceipt = NamedRecord("AttemptEventsReceipt", {
+  recorded: Type.Integer({ minimum: 0 }),
+  dropped: Type.Integer({ minimum: 0, description: "Lines past the task or submission cap" }),
+  truncated: Type.Integer({ minimum: 0, description: "Lines cut to the 64 KiB event cap" }),
+});
 
 /** A stored event as the public views show it: kind, time, then its payload (no scores). */
 export const LiveEvent = Type.Object(
@@ -63,10 +54,11 @@ export const LiveEvent = Type.Object(
   { additionalProperties: true, title: "LiveEvent" },
 );
 
-export const LivePoolUnit = Type.Object(
-  { run_id: MintedId, task_id: TaskId, latest_event: LiveEvent },
-  { additionalProperties: false, title: "LivePoolUnit" },
-);
+export const LivePoolUnit = NamedRecord("LivePoolUnit", {
+  run_id: MintedId,
+  task_id: TaskId,
+  latest_event: LiveEvent,
+});
 
 /** GET /v1/execution-pool/live: in-flight units by submission id; `{}` when none. */
 export const LivePoolResponse = Type.Record(
@@ -78,15 +70,12 @@ export const LivePoolResponse = Type.Record(
 );
 
 /** The `status` events of the live feed. */
-export const LiveStatusEvent = Type.Object(
-  {
-    seq: Type.Integer({ minimum: 1 }),
-    status: PublicStatus,
-    previous_status: Type.Union([PublicStatus, Type.Null()]),
-    at: Timestamp,
-  },
-  { additionalProperties: false, title: "LiveStatusEvent" },
-);
+export const LiveStatusEvent = NamedRecord("LiveStatusEvent", {
+  seq: Type.Integer({ minimum: 1 }),
+  status: PublicStatus,
+  previous_status: Type.Union([PublicStatus, Type.Null()]),
+  at: Timestamp,
+});
 
 const FeedCursor = Type.String({
   pattern: FEED_CURSOR_PATTERN,

@@ -4,7 +4,9 @@
  */
 import { Type } from "@platform/challenge-sdk";
 import {
+  ClosedRecord,
   MintedId,
+  NamedRecord,
   NextCursor,
   PageQuery,
   Sha256Hex,
@@ -24,86 +26,68 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 const JsonRecord = Type.Record(Type.String(), Type.Unknown());
 
 /** One assignment of a review session, as one view shows it. */
-export const ReviewAuditItem = Type.Object(
-  {
-    assignment_id: MintedId,
-    attempt: Type.Integer({ minimum: 1, maximum: MAX_ASSIGNMENT_ATTEMPTS }),
-    state: ReviewAssignmentState,
-    assignment_digest: Sha256Hex,
-    issued_at: Timestamp,
-    reported_at: Nullable(Timestamp),
-    verified_at: Nullable(Timestamp),
-    // The verification's outcome and refusal code (null before an outcome).
-    outcome: Nullable(Type.Union(DECIDED_ASSIGNMENT_STATES.map((state) => Type.Literal(state)))),
-    verification_code: Nullable(Type.String()),
-    review_digest: Nullable(Sha256Hex),
-    receipt_sha256: Nullable(Sha256Hex),
-    // history and internal
-    predecessor_id: Type.Optional(Nullable(MintedId)),
-    expires_at: Type.Optional(Timestamp),
-    deployed_at: Type.Optional(Nullable(Timestamp)),
-    model_call_at: Type.Optional(Nullable(Timestamp)),
-    failed_at: Type.Optional(Nullable(Timestamp)),
-    failure_reason_code: Type.Optional(Nullable(Type.String())),
-    // public report
-    verdict: Type.Optional(
-      Nullable(
-        Type.Union([Type.Literal("allow"), Type.Literal("reject"), Type.Literal("escalate")]),
-      ),
+export const ReviewAuditItem = NamedRecord("ReviewAuditItem", {
+  assignment_id: MintedId,
+  attempt: Type.Integer({ minimum: 1, maximum: MAX_ASSIGNMENT_ATTEMPTS }),
+  state: ReviewAssignmentState,
+  assignment_digest: Sha256Hex,
+  issued_at: Timestamp,
+  reported_at: Nullable(Timestamp),
+  verified_at: Nullable(Timestamp),
+  // The verification's outcome and refusal code (null before an outcome).
+  outcome: Nullable(Type.Union(DECIDED_ASSIGNMENT_STATES.map((state) => Type.Literal(state)))),
+  verification_code: Nullable(Type.String()),
+  review_digest: Nullable(Sha256Hex),
+  receipt_sha256: Nullable(Sha256Hex),
+  // history and internal
+  predecessor_id: Type.Optional(Nullable(MintedId)),
+  expires_at: Type.Optional(Timestamp),
+  deployed_at: Type.Optional(Nullable(Timestamp)),
+  model_call_at: Type.Optional(Nullable(Timestamp)),
+  failed_at: Type.Optional(Nullable(Timestamp)),
+  failure_reason_code: Type.Optional(Nullable(Type.String())),
+  // public report
+  verdict: Type.Optional(
+    Nullable(Type.Union([Type.Literal("allow"), Type.Literal("reject"), Type.Literal("escalate")])),
+  ),
+  verifier: Type.Optional(Nullable(Type.Union([Type.Literal("dcap"), Type.Literal("dev")]))),
+  confidential: Type.Optional(Nullable(Type.Boolean())),
+  measurement: Type.Optional(Nullable(Sha384Hex)),
+  findings: Type.Optional(Type.Array(ClosedRecord({ check_id: CheckId, severity: Type.String() }))),
+  evidence: Type.Optional(
+    Type.Array(
+      ClosedRecord({
+        object_ref: Type.Optional(Type.String()),
+        name: EvidenceName,
+        media_type: Type.String(),
+        length: Type.Integer({ minimum: 0 }),
+        sha256: Sha256Hex,
+      }),
     ),
-    verifier: Type.Optional(Nullable(Type.Union([Type.Literal("dcap"), Type.Literal("dev")]))),
-    confidential: Type.Optional(Nullable(Type.Boolean())),
-    measurement: Type.Optional(Nullable(Sha384Hex)),
-    findings: Type.Optional(
-      Type.Array(
-        Type.Object(
-          { check_id: CheckId, severity: Type.String() },
-          { additionalProperties: false },
-        ),
-      ),
-    ),
-    evidence: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            object_ref: Type.Optional(Type.String()),
-            name: EvidenceName,
-            media_type: Type.String(),
-            length: Type.Integer({ minimum: 0 }),
-            sha256: Sha256Hex,
-          },
-          { additionalProperties: false },
-        ),
-      ),
-    ),
-    // internal report: the full immutable records
-    core: Type.Optional(ReviewAssignmentCore),
-    deployed: Type.Optional(Nullable(JsonRecord)),
-    model_call: Type.Optional(Nullable(JsonRecord)),
-    failure: Type.Optional(Nullable(JsonRecord)),
-    envelope: Type.Optional(Nullable(JsonRecord)),
-    verification: Type.Optional(Nullable(ReviewVerification)),
-  },
-  { additionalProperties: false, title: "ReviewAuditItem" },
-);
+  ),
+  // internal report: the full immutable records
+  core: Type.Optional(ReviewAssignmentCore),
+  deployed: Type.Optional(Nullable(JsonRecord)),
+  model_call: Type.Optional(Nullable(JsonRecord)),
+  failure: Type.Optional(Nullable(JsonRecord)),
+  envelope: Type.Optional(Nullable(JsonRecord)),
+  verification: Type.Optional(Nullable(ReviewVerification)),
+});
 
 /** review/history, review/report and the internal review report (ReviewAuditResponse). */
-export const ReviewAuditResponse = Type.Object(
-  {
-    schema_version: Type.Literal("review-audit/v1"),
-    view: Type.Union([
-      Type.Literal("history"),
-      Type.Literal("public_report"),
-      Type.Literal("internal_report"),
-    ]),
-    submission_id: Type.Integer({ minimum: 1 }),
-    // Null while the submission has no review session.
-    session_id: Nullable(MintedId),
-    items: Type.Array(ReviewAuditItem, { maxItems: 16 }),
-    // Pass as `cursor` for the next page; null on the last one.
-    next_cursor: NextCursor,
-    // internal report: sha256 hex of the canonical items, so a stored copy can be checked.
-    bundle_sha256: Type.Optional(Sha256Hex),
-  },
-  { additionalProperties: false, title: "ReviewAuditResponse" },
-);
+export const ReviewAuditResponse = NamedRecord("ReviewAuditResponse", {
+  schema_version: Type.Literal("review-audit/v1"),
+  view: Type.Union([
+    Type.Literal("history"),
+    Type.Literal("public_report"),
+    Type.Literal("internal_report"),
+  ]),
+  submission_id: Type.Integer({ minimum: 1 }),
+  // Null while the submission has no review session.
+  session_id: Nullable(MintedId),
+  items: Type.Array(ReviewAuditItem, { maxItems: 16 }),
+  // Pass as `cursor` for the next page; null on the last one.
+  next_cursor: NextCursor,
+  // internal report: sha256 hex of the canonical items, so a stored copy can be checked.
+  bundle_sha256: Type.Optional(Sha256Hex),
+});

@@ -4,7 +4,14 @@
  */
 import { Type } from "@platform/challenge-sdk";
 import { MAX_EVENT_LOG_ENTRIES, MAX_TDX_QUOTE_BYTES } from "../attestation/index.js";
-import { MintedId, Sha256Hex, Sha384Hex, Timestamp } from "../schema-primitives.js";
+import {
+  ClosedRecord,
+  MintedId,
+  NamedRecord,
+  Sha256Hex,
+  Sha384Hex,
+  Timestamp,
+} from "../schema-primitives.js";
 import { DECIDED_ASSIGNMENT_STATES } from "../state/index.js";
 import { MAX_EVIDENCE_OBJECT_BYTES, MAX_EVIDENCE_OBJECTS } from "./review-envelope.js";
 import { ReviewAssignmentState } from "./review-schemas.js";
@@ -15,159 +22,123 @@ export const EvidenceName = Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0
 export const CheckId = Type.String({ pattern: "^[a-z][a-z0-9_.-]{0,63}$" });
 
 /** One finding of the review: which check, how severe, where, and why. */
-export const ReviewFinding = Type.Object(
-  {
-    check_id: CheckId,
-    severity: Type.Union([
-      Type.Literal("info"),
-      Type.Literal("warning"),
-      Type.Literal("escalate"),
-      Type.Literal("block"),
-    ]),
-    path: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-    message: Type.String({ minLength: 1, maxLength: 1024 }),
-  },
-  { additionalProperties: false, title: "ReviewFinding" },
-);
+export const ReviewFinding = NamedRecord("ReviewFinding", {
+  check_id: CheckId,
+  severity: Type.Union([
+    Type.Literal("info"),
+    Type.Literal("warning"),
+    Type.Literal("escalate"),
+    Type.Literal("block"),
+  ]),
+  path: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+  message: Type.String({ minLength: 1, maxLength: 1024 }),
+});
 
 /** An evidence object the core commits to: the envelope's `evidence` carries its bytes. */
-export const ReviewEvidenceRef = Type.Object(
-  {
-    name: EvidenceName,
-    media_type: Type.String({ pattern: "^[a-z0-9][a-z0-9.+-]{0,63}/[a-z0-9][a-z0-9.+-]{0,63}$" }),
-    length: Type.Integer({ minimum: 0, maximum: MAX_EVIDENCE_OBJECT_BYTES }),
-    sha256: Sha256Hex,
-  },
-  { additionalProperties: false, title: "ReviewEvidenceRef" },
-);
+export const ReviewEvidenceRef = NamedRecord("ReviewEvidenceRef", {
+  name: EvidenceName,
+  media_type: Type.String({ pattern: "^[a-z0-9][a-z0-9.+-]{0,63}/[a-z0-9][a-z0-9.+-]{0,63}$" }),
+  length: Type.Integer({ minimum: 0, maximum: MAX_EVIDENCE_OBJECT_BYTES }),
+  sha256: Sha256Hex,
+});
 
 /**
  * What the review VM concluded, bound to one assignment: the envelope's `review_digest` is the
  * sha256 hex of its RFC 8785 canonical JSON, and the quote's report_data binds the assignment
  * digest, session, nonce, issue time and `reported_at`.
  */
-export const ReviewCore = Type.Object(
-  {
-    schema_version: Type.Literal("review-core/v1"),
-    assignment_id: MintedId,
-    session_id: MintedId,
-    assignment_digest: Sha256Hex,
-    artifact_sha256: Sha256Hex,
-    rules_revision_id: Sha256Hex,
-    verdict: Type.Union([Type.Literal("allow"), Type.Literal("reject"), Type.Literal("escalate")]),
-    summary: Type.String({ maxLength: 2048 }),
-    findings: Type.Array(ReviewFinding, { maxItems: 256 }),
-    // The request bound by model-call-started (always: a report follows it), and the sha256 of
-    // what came back (null when no model was configured and the request was never sent).
-    model_call: Type.Object(
-      {
-        request_id: MintedId,
-        request_sha256: Sha256Hex,
-        response_sha256: Type.Union([Sha256Hex, Type.Null()]),
-      },
-      { additionalProperties: false },
-    ),
-    evidence: Type.Array(ReviewEvidenceRef, { maxItems: MAX_EVIDENCE_OBJECTS }),
-    reviewer: Type.Object(
-      {
-        name: Type.String({ pattern: "^[a-z0-9][a-z0-9._-]{0,63}$" }),
-        version: Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$" }),
-      },
-      { additionalProperties: false },
-    ),
-    reported_at: Timestamp,
-  },
-  { additionalProperties: false, title: "ReviewCore" },
-);
+export const ReviewCore = NamedRecord("ReviewCore", {
+  schema_version: Type.Literal("review-core/v1"),
+  assignment_id: MintedId,
+  session_id: MintedId,
+  assignment_digest: Sha256Hex,
+  artifact_sha256: Sha256Hex,
+  rules_revision_id: Sha256Hex,
+  verdict: Type.Union([Type.Literal("allow"), Type.Literal("reject"), Type.Literal("escalate")]),
+  summary: Type.String({ maxLength: 2048 }),
+  findings: Type.Array(ReviewFinding, { maxItems: 256 }),
+  // The request bound by model-call-started (always: a report follows it), and the sha256 of
+  // what came back (null when no model was configured and the request was never sent).
+  model_call: ClosedRecord({
+    request_id: MintedId,
+    request_sha256: Sha256Hex,
+    response_sha256: Type.Union([Sha256Hex, Type.Null()]),
+  }),
+  evidence: Type.Array(ReviewEvidenceRef, { maxItems: MAX_EVIDENCE_OBJECTS }),
+  reviewer: ClosedRecord({
+    name: Type.String({ pattern: "^[a-z0-9][a-z0-9._-]{0,63}$" }),
+    version: Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$" }),
+  }),
+  reported_at: Timestamp,
+});
 
 /** One entry of the TD's runtime event log (src/attestation/event-log.ts). */
-export const EventLogEntry = Type.Object(
-  {
-    imr: Type.Integer({ minimum: 0, maximum: 3 }),
-    event: Type.String({ minLength: 1, maxLength: 128 }),
-    digest: Sha384Hex,
-  },
-  { additionalProperties: false, title: "EventLogEntry" },
-);
+export const EventLogEntry = NamedRecord("EventLogEntry", {
+  imr: Type.Integer({ minimum: 0, maximum: 3 }),
+  event: Type.String({ minLength: 1, maxLength: 128 }),
+  digest: Sha384Hex,
+});
 
 /** The quote and what it attests: the event log, the MRTD it claims, the VM's shape. */
-export const ReviewAttestation = Type.Object(
-  {
-    // base64 of the TDX quote v4 bytes (at most 64 KiB decoded).
-    // Base64 of at most MAX_TDX_QUOTE_BYTES (64 KiB: 87,384 characters).
-    quote: Type.String({
-      minLength: 4,
-      maxLength: 4 * Math.ceil(MAX_TDX_QUOTE_BYTES / 3),
-      pattern: "^[A-Za-z0-9+/]+={0,2}$",
-    }),
-    event_log: Type.Array(EventLogEntry, { maxItems: MAX_EVENT_LOG_ENTRIES }),
-    measurement: Sha384Hex,
-    vm_config: Type.Object(
-      {
-        vcpus: Type.Integer({ minimum: 1, maximum: 1024 }),
-        memory_mib: Type.Integer({ minimum: 1, maximum: 16_777_216 }),
-        image_digest: Type.String({ pattern: "^sha256:[0-9a-f]{64}$" }),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false, title: "ReviewAttestation" },
-);
+export const ReviewAttestation = NamedRecord("ReviewAttestation", {
+  // base64 of the TDX quote v4 bytes (at most 64 KiB decoded).
+  // Base64 of at most MAX_TDX_QUOTE_BYTES (64 KiB: 87,384 characters).
+  quote: Type.String({
+    minLength: 4,
+    maxLength: 4 * Math.ceil(MAX_TDX_QUOTE_BYTES / 3),
+    pattern: "^[A-Za-z0-9+/]+={0,2}$",
+  }),
+  event_log: Type.Array(EventLogEntry, { maxItems: MAX_EVENT_LOG_ENTRIES }),
+  measurement: Sha384Hex,
+  vm_config: ClosedRecord({
+    vcpus: Type.Integer({ minimum: 1, maximum: 1024 }),
+    memory_mib: Type.Integer({ minimum: 1, maximum: 16_777_216 }),
+    image_digest: Type.String({ pattern: "^sha256:[0-9a-f]{64}$" }),
+  }),
+});
 
 /** One evidence object's bytes, named as in the core's `evidence`. */
-export const ReviewEvidenceObject = Type.Object(
-  {
-    name: EvidenceName,
-    content_b64: Type.String({
-      maxLength: Math.ceil(MAX_EVIDENCE_OBJECT_BYTES / 3) * 4,
-      pattern: "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
-    }),
-  },
-  { additionalProperties: false, title: "ReviewEvidenceObject" },
-);
+export const ReviewEvidenceObject = NamedRecord("ReviewEvidenceObject", {
+  name: EvidenceName,
+  content_b64: Type.String({
+    maxLength: Math.ceil(MAX_EVIDENCE_OBJECT_BYTES / 3) * 4,
+    pattern: "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
+  }),
+});
 
 /** POST /review/v1/assignments/{id}/report: the review envelope v1. */
-export const ReviewEnvelope = Type.Object(
-  {
-    schema_version: Type.Literal("review-envelope/v1"),
-    domain: Type.Literal("platform/agent-eval/review-envelope/v1"),
-    review_core: ReviewCore,
-    review_digest: Sha256Hex,
-    report_data_hex: Type.String({ pattern: "^[0-9a-f]{128}$" }),
-    attestation: ReviewAttestation,
-    evidence: Type.Array(ReviewEvidenceObject, { maxItems: MAX_EVIDENCE_OBJECTS }),
-  },
-  { additionalProperties: false, title: "ReviewEnvelope" },
-);
+export const ReviewEnvelope = NamedRecord("ReviewEnvelope", {
+  schema_version: Type.Literal("review-envelope/v1"),
+  domain: Type.Literal("platform/agent-eval/review-envelope/v1"),
+  review_core: ReviewCore,
+  review_digest: Sha256Hex,
+  report_data_hex: Type.String({ pattern: "^[0-9a-f]{128}$" }),
+  attestation: ReviewAttestation,
+  evidence: Type.Array(ReviewEvidenceObject, { maxItems: MAX_EVIDENCE_OBJECTS }),
+});
 
 /** The definitive outcome of verifying a report (absent while the verifier is unavailable). */
-export const ReviewVerification = Type.Object(
-  {
-    status: Type.Union([Type.Literal("verified"), Type.Literal("rejected")]),
-    // The verdict the assignment took: the core's verdict when verified, else reject.
-    outcome: Type.Union(DECIDED_ASSIGNMENT_STATES.map((state) => Type.Literal(state))),
-    // Why verification refused the report (null when verified).
-    code: Type.Union([Type.String({ pattern: "^[a-z][a-z0-9_]{0,63}$" }), Type.Null()]),
-    message: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]),
-    verifier: Type.Union([Type.Literal("dcap"), Type.Literal("dev")]),
-    // false for the development verifier: its quotes can be forged by anyone.
-    confidential: Type.Boolean(),
-    measurement: Type.Union([Sha384Hex, Type.Null()]),
-  },
-  { additionalProperties: false, title: "ReviewVerification" },
-);
+export const ReviewVerification = NamedRecord("ReviewVerification", {
+  status: Type.Union([Type.Literal("verified"), Type.Literal("rejected")]),
+  // The verdict the assignment took: the core's verdict when verified, else reject.
+  outcome: Type.Union(DECIDED_ASSIGNMENT_STATES.map((state) => Type.Literal(state))),
+  // Why verification refused the report (null when verified).
+  code: Type.Union([Type.String({ pattern: "^[a-z][a-z0-9_]{0,63}$" }), Type.Null()]),
+  message: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]),
+  verifier: Type.Union([Type.Literal("dcap"), Type.Literal("dev")]),
+  // false for the development verifier: its quotes can be forged by anyone.
+  confidential: Type.Boolean(),
+  measurement: Type.Union([Sha384Hex, Type.Null()]),
+});
 
 /** The report route's answer: 202 on first receipt, 200 on an identical replay. */
-export const ReviewReportReceiptResponse = Type.Object(
-  {
-    assignment_id: MintedId,
-    session_id: MintedId,
-    state: ReviewAssignmentState,
-    // sha256 hex of the received envelope's canonical JSON: what "identical" means.
-    receipt_sha256: Sha256Hex,
-    review_digest: Sha256Hex,
-    received_at: Timestamp,
-    verification: ReviewVerification,
-  },
-  { additionalProperties: false, title: "ReviewReportReceiptResponse" },
-);
+export const ReviewReportReceiptResponse = NamedRecord("ReviewReportReceiptResponse", {
+  assignment_id: MintedId,
+  session_id: MintedId,
+  state: ReviewAssignmentState,
+  // sha256 hex of the received envelope's canonical JSON: what "identical" means.
+  receipt_sha256: Sha256Hex,
+  review_digest: Sha256Hex,
+  received_at: Timestamp,
+  verification: ReviewVerification,
+});

@@ -3,33 +3,27 @@
  * rules bundle, model-call-started, failure); the report's are in review-envelope-schemas.ts.
  */
 import { Type } from "@platform/challenge-sdk";
-import { MintedId, Sha256Hex, Timestamp } from "../schema-primitives.js";
+import { MintedId, NamedRecord, Sha256Hex, Timestamp } from "../schema-primitives.js";
 import { ReviewAssignmentCore, ReviewAssignmentState } from "./review-schemas.js";
 import { MAX_RULES_FILES } from "./rules-bundle.js";
 
 /** GET /review/v1/assignments/{assignment_id}: the assignment core, its digest and its state. */
-export const ReviewAssignmentResponse = Type.Object(
-  {
-    assignment_id: MintedId,
-    session_id: MintedId,
-    state: ReviewAssignmentState,
-    assignment: ReviewAssignmentCore,
-    assignment_digest: Sha256Hex,
-    expires_at: Timestamp,
-  },
-  { additionalProperties: false, title: "ReviewAssignmentResponse" },
-);
+export const ReviewAssignmentResponse = NamedRecord("ReviewAssignmentResponse", {
+  assignment_id: MintedId,
+  session_id: MintedId,
+  state: ReviewAssignmentState,
+  assignment: ReviewAssignmentCore,
+  assignment_digest: Sha256Hex,
+  expires_at: Timestamp,
+});
 
 /** One file of the rules bundle v1. */
-export const RulesBundleFile = Type.Object(
-  {
-    path: Type.String(),
-    length: Type.Integer({ minimum: 0 }),
-    sha256: Sha256Hex,
-    content_b64: Type.String(),
-  },
-  { additionalProperties: false, title: "RulesBundleFile" },
-);
+export const RulesBundleFile = NamedRecord("RulesBundleFile", {
+  path: Type.String(),
+  length: Type.Integer({ minimum: 0 }),
+  sha256: Sha256Hex,
+  content_b64: Type.String(),
+});
 
 /** GET /review/v1/assignments/{assignment_id}/rules: the instance's rules bundle v1. */
 export const RulesBundleResponse = Type.Object(
@@ -42,47 +36,35 @@ export const RulesBundleResponse = Type.Object(
 );
 
 /** model-call-started (rule 18): the one planned model request, bound before any connection. */
-export const ReviewModelCallRequest = Type.Object(
-  {
-    request_id: MintedId,
-    provider: Type.String({ pattern: "^[a-z0-9][a-z0-9._-]{0,63}$" }),
-    model: Type.String({ pattern: "^[A-Za-z0-9._:/@+-]{1,128}$" }),
-    // A DNS name (no scheme, port or path): where the one connection will go.
-    endpoint_host: Type.String({
-      maxLength: 253,
-      pattern:
-        "^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$",
-    }),
-    request_sha256: Sha256Hex,
-  },
-  { additionalProperties: false, title: "ReviewModelCallRequest" },
-);
+export const ReviewModelCallRequest = NamedRecord("ReviewModelCallRequest", {
+  request_id: MintedId,
+  provider: Type.String({ pattern: "^[a-z0-9][a-z0-9._-]{0,63}$" }),
+  model: Type.String({ pattern: "^[A-Za-z0-9._:/@+-]{1,128}$" }),
+  // A DNS name (no scheme, port or path): where the one connection will go.
+  endpoint_host: Type.String({
+    maxLength: 253,
+    pattern:
+      "^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$",
+  }),
+  request_sha256: Sha256Hex,
+});
 
 /** model-call-started's answer. */
-export const ReviewModelCallResponse = Type.Object(
-  {
-    assignment_id: MintedId,
-    state: ReviewAssignmentState,
-    record: ReviewModelCallRequest,
-  },
-  { additionalProperties: false, title: "ReviewModelCallResponse" },
-);
+export const ReviewModelCallResponse = NamedRecord("ReviewModelCallResponse", {
+  assignment_id: MintedId,
+  state: ReviewAssignmentState,
+  record: ReviewModelCallRequest,
+});
 
 /** failure (rule 19): one bounded failure record, without a report. */
-export const ReviewFailureRequest = Type.Object(
-  {
-    reason_code: Type.String({ pattern: "^[a-z][a-z0-9_]{0,63}$" }),
-    message: Type.String({ minLength: 1, maxLength: 1024 }),
-  },
-  { additionalProperties: false, title: "ReviewFailureRequest" },
-);
+export const ReviewFailureRequest = NamedRecord("ReviewFailureRequest", {
+  reason_code: Type.String({ pattern: "^[a-z][a-z0-9_]{0,63}$" }),
+  message: Type.String({ minLength: 1, maxLength: 1024 }),
+});
 
 /** failure's answer: the assignment is now error; its capability is revoked. */
-export const ReviewFailureResponse = Type.Object(
-  {
-    assignment_id: MintedId,
-    state: Type.Literal("error"),
-    record: ReviewFailureRequest,
-  },
-  { additionalProperties: false, title: "ReviewFailureResponse" },
-);
+export const ReviewFailureResponse = NamedRecord("ReviewFailureResponse", {
+  assignment_id: MintedId,
+  state: Type.Literal("error"),
+  record: ReviewFailureRequest,
+});

@@ -3,22 +3,19 @@
  * TypeBox schemas: the routes validate with them and /openapi.json publishes them by title.
  */
 import { Type } from "@platform/challenge-sdk";
-import { Fraction, Sha256Hex, Timestamp } from "../schema-primitives.js";
+import { ClosedRecord, Fraction, NamedRecord, Sha256Hex, Timestamp } from "../schema-primitives.js";
 import { PUBLIC_SUBMISSION_STATUSES } from "../state/index.js";
 
 /** POST /submissions: the agent as a base64 ZIP and a display name. */
-export const SubmissionRequest = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 128, description: "A display name" }),
-    // No maxLength: an artifact over 1 MiB is 413 artifact_too_large (a size, not a shape), and
-    // a body past the route's limit is 413 before it is read.
-    artifact_b64: Type.String({
-      minLength: 1,
-      description: "The agent: a ZIP of at most 1 MiB, base64 (standard alphabet, padded)",
-    }),
-  },
-  { additionalProperties: false, title: "SubmissionRequest" },
-);
+export const SubmissionRequest = NamedRecord("SubmissionRequest", {
+  name: Type.String({ minLength: 1, maxLength: 128, description: "A display name" }),
+  // No maxLength: an artifact over 1 MiB is 413 artifact_too_large (a size, not a shape), and
+  // a body past the route's limit is 413 before it is read.
+  artifact_b64: Type.String({
+    minLength: 1,
+    description: "The agent: a ZIP of at most 1 MiB, base64 (standard alphabet, padded)",
+  }),
+});
 
 /** The public label of a submission's state (production's names: escalated is "suspicious"). */
 export const PublicStatus = Type.Union(
@@ -27,62 +24,50 @@ export const PublicStatus = Type.Union(
 );
 
 /** The latest evaluation of a submission, when it has one. */
-export const LatestEvaluation = Type.Object(
-  {
-    eval_run_id: Type.String(),
-    status: Type.String(),
-    score: Type.Union([Fraction, Type.Null()]),
-    updated_at: Timestamp,
-  },
-  { additionalProperties: false, title: "LatestEvaluation" },
-);
+export const LatestEvaluation = NamedRecord("LatestEvaluation", {
+  eval_run_id: Type.String(),
+  status: Type.String(),
+  score: Type.Union([Fraction, Type.Null()]),
+  updated_at: Timestamp,
+});
 
 /** A stored submission (create and bridge). */
-export const SubmissionResponse = Type.Object(
-  {
-    id: Type.Integer({ minimum: 1 }),
-    hotkey: Type.String(),
-    name: Type.String(),
-    filename: Type.String(),
-    artifact_sha256: Sha256Hex,
-    size: Type.Integer({ minimum: 1 }),
-    version: Type.Integer({
-      minimum: 1,
-      description: "Its number among the hotkey's submissions of the same name (1, 2, ...)",
-    }),
-    latest: Type.Boolean({ description: "No later submission of the hotkey has the same name" }),
-    status: Type.String({ description: "The internal state" }),
-    effective_status: PublicStatus,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    latest_evaluation: Type.Union([LatestEvaluation, Type.Null()]),
-  },
-  { additionalProperties: false, title: "SubmissionResponse" },
-);
+export const SubmissionResponse = NamedRecord("SubmissionResponse", {
+  id: Type.Integer({ minimum: 1 }),
+  hotkey: Type.String(),
+  name: Type.String(),
+  filename: Type.String(),
+  artifact_sha256: Sha256Hex,
+  size: Type.Integer({ minimum: 1 }),
+  version: Type.Integer({
+    minimum: 1,
+    description: "Its number among the hotkey's submissions of the same name (1, 2, ...)",
+  }),
+  latest: Type.Boolean({ description: "No later submission of the hotkey has the same name" }),
+  status: Type.String({ description: "The internal state" }),
+  effective_status: PublicStatus,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  latest_evaluation: Type.Union([LatestEvaluation, Type.Null()]),
+});
 
 /** One row of GET /submissions: recent submissions, each with its latest score. */
-export const SubmissionListItem = Type.Object(
-  {
-    id: Type.Integer({ minimum: 1 }),
-    hotkey: Type.String(),
-    name: Type.String(),
-    artifact_sha256: Sha256Hex,
-    status: Type.String(),
-    effective_status: PublicStatus,
-    latest_score: Type.Union([Fraction, Type.Null()]),
-    created_at: Timestamp,
-  },
-  { additionalProperties: false, title: "SubmissionListItem" },
-);
+export const SubmissionListItem = NamedRecord("SubmissionListItem", {
+  id: Type.Integer({ minimum: 1 }),
+  hotkey: Type.String(),
+  name: Type.String(),
+  artifact_sha256: Sha256Hex,
+  status: Type.String(),
+  effective_status: PublicStatus,
+  latest_score: Type.Union([Fraction, Type.Null()]),
+  created_at: Timestamp,
+});
 
 /** GET /submissions query. */
-export const SubmissionListQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-    hotkey: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  },
-  { additionalProperties: false },
-);
+export const SubmissionListQuery = ClosedRecord({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  hotkey: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+});
 
 /** A 429 of the submission window: when the hotkey may submit again (also in Retry-After). */
 export const RateLimitedResponse = Type.Object(
