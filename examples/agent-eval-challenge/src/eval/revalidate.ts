@@ -10,7 +10,7 @@
 import { randomBytes } from "node:crypto";
 import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import { reviewTransaction } from "../review/index.js";
-import { ACTIVE_EVAL_RUN_STATES, type EvalRunState } from "../state/index.js";
+import { ACTIVE_EVAL_RUN_STATES, type EvalRunState, notFound } from "../state/index.js";
 
 export const REVALIDATE_ERROR_CODES = {
   /** 403: the signed hotkey is not OWNER_HOTKEY (or no owner is configured). */
@@ -81,11 +81,7 @@ export function requestRevalidation(
       where s.id = ${input.submissionId}
       for update of s`;
     if (!submission) {
-      throw new HttpError(
-        404,
-        REVALIDATE_ERROR_CODES.submissionNotFound,
-        `Submission ${input.submissionId} not found.`,
-      );
+      throw notFound(REVALIDATE_ERROR_CODES.submissionNotFound, `Submission ${input.submissionId}`);
     }
     if (submission.run_id === null || submission.run_state === null) {
       throw new HttpError(

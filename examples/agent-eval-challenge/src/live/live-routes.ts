@@ -16,6 +16,7 @@ import { runBearer } from "../eval/run-bearer.js";
 import { telemetrySessionAuth } from "../eval/telemetry-auth.js";
 import { RunIdParams, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
+import { notFound } from "../state/index.js";
 import { attemptBearer } from "./attempt-bearer.js";
 import {
   EVENT_ERROR_CODES,
@@ -238,11 +239,7 @@ export function liveRoutes(
     handler: async ({ sql, state, params, request, env }) => {
       const submissionId = params.submission_id;
       if (!(await submissionExists(sql, submissionId))) {
-        throw new HttpError(
-          404,
-          LIVE_ERROR_CODES.submissionNotFound,
-          `Submission ${submissionId} not found.`,
-        );
+        throw notFound(LIVE_ERROR_CODES.submissionNotFound, `Submission ${submissionId}`);
       }
       const { slots, proxies } = instanceOf(state);
       const client = clientKey(request.headers, env.remoteAddress, proxies);

@@ -1,5 +1,6 @@
 import { HttpError, type TransactionSql } from "@platform/challenge-sdk";
 import type { SubmissionState } from "../state/index.js";
+import { notFound } from "../state/index.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
 
 /** The submission row a review write holds locked until its transaction ends. */
@@ -24,7 +25,7 @@ export async function lockOwnedSubmission(
   const [row] = await tx<(OwnedSubmission & { hotkey: string })[]>`
     select id, hotkey, state, artifact_sha256, size from submissions where id = ${id} for update`;
   if (!row) {
-    throw new HttpError(404, REVIEW_ERROR_CODES.submissionNotFound, `Submission ${id} not found.`);
+    throw notFound(REVIEW_ERROR_CODES.submissionNotFound, `Submission ${id}`);
   }
   if (row.hotkey !== hotkey) {
     throw new HttpError(

@@ -1,5 +1,9 @@
 import { databaseNow, HttpError, type Sql } from "@platform/challenge-sdk";
-import { APPROVAL_RETRYABLE_ASSIGNMENT_STATES, appendStatusEvent } from "../state/index.js";
+import {
+  APPROVAL_RETRYABLE_ASSIGNMENT_STATES,
+  appendStatusEvent,
+  notFound,
+} from "../state/index.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { newReviewId } from "./issue-assignment.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
@@ -33,10 +37,9 @@ export function createOperatorApproval(
     const [session] = await tx<{ id: string }[]>`
       select id from review_sessions where id = ${request.sessionId}`;
     if (!session) {
-      throw new HttpError(
-        404,
+      throw notFound(
         REVIEW_ERROR_CODES.reviewSessionNotFound,
-        `Review session ${request.sessionId} not found.`,
+        `Review session ${request.sessionId}`,
       );
     }
     const [assignment] = await tx<{ state: string; submission_id: string }[]>`

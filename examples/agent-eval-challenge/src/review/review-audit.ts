@@ -21,6 +21,7 @@ import {
 } from "../crypto/index.js";
 import { pagePosition } from "../paging.js";
 import type { AssignmentState } from "../state/index.js";
+import { notFound } from "../state/index.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
 import type { ReviewVerificationRecord } from "./receive-report.js";
@@ -146,10 +147,9 @@ async function resolveSession(
     const [session] = await tx<{ id: string; submission_id: string }[]>`
       select id, submission_id from review_sessions where id = ${target.sessionId}`;
     if (!session) {
-      throw new HttpError(
-        404,
+      throw notFound(
         REVIEW_ERROR_CODES.reviewSessionNotFound,
-        `Review session ${target.sessionId} not found.`,
+        `Review session ${target.sessionId}`,
       );
     }
     return { submissionId: session.submission_id, sessionId: session.id };
@@ -159,11 +159,7 @@ async function resolveSession(
     from submissions s left join review_sessions r on r.submission_id = s.id
     where s.id = ${target.submissionId}`;
   if (!submission) {
-    throw new HttpError(
-      404,
-      REVIEW_ERROR_CODES.submissionNotFound,
-      `Submission ${target.submissionId} not found.`,
-    );
+    throw notFound(REVIEW_ERROR_CODES.submissionNotFound, `Submission ${target.submissionId}`);
   }
   if (target.view === "history" && submission.hotkey !== target.hotkey) {
     throw new HttpError(

@@ -10,6 +10,7 @@
  */
 import { HttpError, type Logger, type Sql } from "@platform/challenge-sdk";
 import { deriveKey, KeyLabel, open, SealedBoxError } from "../crypto/index.js";
+import { notFound } from "../state/index.js";
 import { evidenceAad } from "./receive-report.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
 
@@ -60,11 +61,7 @@ export async function serveEvidence(
   const [session] = await sql<{ id: string }[]>`
     select id from review_sessions where id = ${input.sessionId}`;
   if (!session) {
-    throw new HttpError(
-      404,
-      REVIEW_ERROR_CODES.reviewSessionNotFound,
-      `Review session ${input.sessionId} not found.`,
-    );
+    throw notFound(REVIEW_ERROR_CODES.reviewSessionNotFound, `Review session ${input.sessionId}`);
   }
   const [row] = await sql<
     { sealed: Uint8Array; length: number; sha256: string; media_type: string }[]

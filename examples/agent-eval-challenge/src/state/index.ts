@@ -66,5 +66,5 @@ export {
   transitionEvalRun,
   transitionSubmission,
 } from "./transition.js";
-export { TRANSITION_ERROR_CODES, type TransitionErrorCode } from "./transition-errors.js";
+export { notFound, TRANSITION_ERROR_CODES, type TransitionErrorCode } from "./transition-errors.js";
 export { nextState, type TransitionRow, type TransitionTable } from "./transition-table.js";

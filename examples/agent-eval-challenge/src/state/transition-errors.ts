@@ -49,6 +49,7 @@ export function transitionConflict(machine: string, id: string, from: string): H
   );
 }
 
-export function notFound(code: TransitionErrorCode, what: string): HttpError {
+/** 404 `code`: "<what> not found." */
+export function notFound(code: string, what: string): HttpError {
   return new HttpError(404, code, `${what} not found.`);
 }
