@@ -36,14 +36,8 @@ export {
   RETRYABLE_EVAL_RUN_STATES,
   SUBMISSION_EVENT_OF_EVAL_RUN_EVENT,
 } from "./eval-run-states.js";
-export { type ExpiredRecords, expireStale } from "./expire-stale.js";
-export {
-  type Actor,
-  appendStatusEvent,
-  recordSubmissionReceived,
-  type StatusEventInput,
-  type StatusMachine,
-} from "./status-events.js";
+export { expireStale } from "./expire-stale.js";
+export { appendStatusEvent, recordSubmissionReceived } from "./status-events.js";
 export {
   isSubmissionState,
   PUBLIC_SUBMISSION_STATUSES,
@@ -53,18 +47,14 @@ export {
   SUBMISSION_EVENTS,
   SUBMISSION_STATES,
   SUBMISSION_TRANSITIONS,
-  type SubmissionEvent,
   type SubmissionState,
 } from "./submission-states.js";
 export {
   type AssignmentRecords,
   type EvalRunRecords,
-  type MirroredTransitionResult,
-  type TransitionContext,
-  type TransitionResult,
   transitionAssignment,
   transitionEvalRun,
   transitionSubmission,
 } from "./transition.js";
-export { notFound, TRANSITION_ERROR_CODES, type TransitionErrorCode } from "./transition-errors.js";
-export { nextState, type TransitionRow, type TransitionTable } from "./transition-table.js";
+export { notFound, TRANSITION_ERROR_CODES } from "./transition-errors.js";
+export { nextState } from "./transition-table.js";
