@@ -12,8 +12,8 @@ import { openMinerEnv } from "../env/miner-env.js";
 import { envSpellings, redactSecrets } from "../live/redaction.js";
 import { reviewTransaction } from "../review/index.js";
 import type { ProgressEvent } from "./eval-vm-schemas.js";
-import { lockRun } from "./run-bearer.js";
-import { TELEMETRY_ERROR_CODES } from "./telemetry-session.js";
+import { type AuthorizedRun, lockRun } from "./run-bearer.js";
+import { runNotRunning } from "./telemetry-session.js";
 
 export type ProgressEventRecord = Static<typeof ProgressEvent>;
 
@@ -39,6 +39,29 @@ export interface ProgressAnswer {
   duplicate: boolean;
 }
 
+/** 409 unknown_task / unknown_trial unless the run's plan has this task and (given) trial. */
+export function requirePlanned(
+  run: Pick<AuthorizedRun, "id" | "plan">,
+  taskId: string,
+  trial?: number,
+) {
+  if (!run.plan.task_set.task_ids.includes(taskId)) {
+    throw new HttpError(
+      409,
+      PROGRESS_ERROR_CODES.unknownTask,
+      `Task ${taskId} is not in the plan of eval run ${run.id}.`,
+    );
+  }
+  if (trial !== undefined && trial > run.plan.trials) {
+    throw new HttpError(
+      409,
+      PROGRESS_ERROR_CODES.unknownTrial,
+      `The plan of eval run ${run.id} has ${run.plan.trials} trials a task.`,
+      { extra: { trials: run.plan.trials } },
+    );
+  }
+}
+
 export async function recordProgress(
   sql: Sql,
   input: { runId: string; event: ProgressEventRecord; secretKey: Buffer },
@@ -46,32 +69,8 @@ export async function recordProgress(
   const { event } = input;
   return reviewTransaction(sql, undefined, async (tx) => {
     const run = await lockRun(tx, input.runId);
-    if (run.state !== "running") {
-      throw new HttpError(
-        409,
-        TELEMETRY_ERROR_CODES.runNotRunning,
-        `Eval run ${run.id} is ${run.state}: progress ended with its result.`,
-        { extra: { state: run.state } },
-      );
-    }
-    if (!run.plan.task_set.task_ids.includes(event.task_id)) {
-      throw new HttpError(
-        409,
-        PROGRESS_ERROR_CODES.unknownTask,
-        `Task ${event.task_id} is not in the plan of eval run ${run.id}.`,
-      );
-    }
-    if (
-      event.type === "task.status" &&
-      event.trial !== undefined &&
-      event.trial > run.plan.trials
-    ) {
-      throw new HttpError(
-        409,
-        PROGRESS_ERROR_CODES.unknownTrial,
-        `The plan of eval run ${run.id} has ${run.plan.trials} trials a task.`,
-      );
-    }
+    if (run.state !== "running") throw runNotRunning(run, "progress ended with its result.");
+    requirePlanned(run, event.task_id, event.type === "task.status" ? event.trial : undefined);
     const answer = { run_id: run.id, task_id: event.task_id, seq: event.seq };
     // The message is public on the live views: redacted before it is stored, the miner's env
     // values included (the views redact the shapes again when they read, but know no env).

@@ -4,13 +4,13 @@
  * only. (The agent's exact ZIP is served as the review artifact is, by artifactResponse: hashed
  * again against the plan's agent_sha256 before a byte leaves.)
  */
-import { HttpError, type Sql } from "@platform/challenge-sdk";
+import type { Sql } from "@platform/challenge-sdk";
 import { openMinerEnv } from "../env/miner-env.js";
 import { reviewTransaction } from "../review/index.js";
 import { type EvalRunState, PRE_RESULT_EVAL_RUN_STATES } from "../state/index.js";
 import type { EvalPlan } from "./eval-plan.js";
 import { type AuthorizedRun, lockRun } from "./run-bearer.js";
-import { TELEMETRY_ERROR_CODES } from "./telemetry-session.js";
+import { runNotRunning } from "./telemetry-session.js";
 
 export interface EvalRunView {
   run_id: string;
@@ -32,12 +32,7 @@ export function runEnv(
   return reviewTransaction(sql, undefined, async (tx) => {
     const run = await lockRun(tx, input.runId);
     if (!(PRE_RESULT_EVAL_RUN_STATES as readonly string[]).includes(run.state)) {
-      throw new HttpError(
-        409,
-        TELEMETRY_ERROR_CODES.runNotRunning,
-        `Eval run ${run.id} is ${run.state}: its env is released only before its result.`,
-        { extra: { state: run.state } },
-      );
+      throw runNotRunning(run, "its env is released only before its result.");
     }
     // A run exists only after launch, which needs an env set or confirmed empty.
     const env = await openMinerEnv(tx, run.submission_id, input.secretKey);

@@ -48,6 +48,16 @@ export interface TelemetrySessionAnswer {
   state: EvalRunState;
 }
 
+/** 409 run_not_running: the run's state (named) is past what `why` says needs a running run. */
+export function runNotRunning(run: { id: string; state: string }, why: string): HttpError {
+  return new HttpError(
+    409,
+    TELEMETRY_ERROR_CODES.runNotRunning,
+    `Eval run ${run.id} is ${run.state}: ${why}`,
+    { extra: { state: run.state } },
+  );
+}
+
 export async function openTelemetrySession(
   sql: Sql,
   input: { runId: string; grant: TelemetryGrant; secretKey: Buffer },
@@ -56,12 +66,7 @@ export async function openTelemetrySession(
   return reviewTransaction(sql, undefined, async (tx) => {
     const run = await lockRun(tx, input.runId);
     if (!(PRE_RESULT_EVAL_RUN_STATES as readonly string[]).includes(run.state)) {
-      throw new HttpError(
-        409,
-        TELEMETRY_ERROR_CODES.runNotRunning,
-        `Eval run ${run.id} is ${run.state}: telemetry ended with its result.`,
-        { extra: { state: run.state } },
-      );
+      throw runNotRunning(run, "telemetry ended with its result.");
     }
     const [clock] = await tx<{ now: Date; hotkey: string }[]>`
       select now() as now, hotkey from submissions where id = ${run.submission_id}`;

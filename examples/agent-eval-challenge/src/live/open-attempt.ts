@@ -4,9 +4,10 @@
  * for its log stream. One attempt per (run, task, trial): opening it again answers the same
  * attempt and the same token (200), so a worker that lost the first answer (201) can go on.
  */
-import { HttpError, type Sql } from "@platform/challenge-sdk";
+import type { Sql } from "@platform/challenge-sdk";
+import { PROGRESS_ERROR_CODES, requirePlanned } from "../eval/progress.js";
 import { lockRun } from "../eval/run-bearer.js";
-import { TELEMETRY_ERROR_CODES } from "../eval/telemetry-session.js";
+import { runNotRunning, TELEMETRY_ERROR_CODES } from "../eval/telemetry-session.js";
 import { reviewTransaction } from "../review/index.js";
 import { attemptEventsPath, attemptToken, newAttemptId } from "./attempt-bearer.js";
 
@@ -14,9 +15,9 @@ export const ATTEMPT_ERROR_CODES = {
   /** 409: the run is not running (no telemetry session opened yet, or it has its result). */
   runNotRunning: TELEMETRY_ERROR_CODES.runNotRunning,
   /** 409: the task is not one of the run's plan. */
-  unknownTask: "unknown_task",
-  /** 422: the trial is beyond the plan's k trials. */
-  unknownTrial: "unknown_trial",
+  unknownTask: PROGRESS_ERROR_CODES.unknownTask,
+  /** 409: the trial is beyond the plan's k trials. */
+  unknownTrial: PROGRESS_ERROR_CODES.unknownTrial,
 } as const;
 
 export interface OpenedAttempt {
@@ -40,29 +41,8 @@ export async function openAttempt(
   return reviewTransaction(sql, undefined, async (tx) => {
     // The run row is locked: two opens of one trial are judged one after the other.
     const run = await lockRun(tx, input.runId);
-    if (run.state !== "running") {
-      throw new HttpError(
-        409,
-        ATTEMPT_ERROR_CODES.runNotRunning,
-        `Eval run ${run.id} is ${run.state}: attempts are opened while it runs.`,
-        { extra: { state: run.state } },
-      );
-    }
-    if (!run.plan.task_set.task_ids.includes(input.taskId)) {
-      throw new HttpError(
-        409,
-        ATTEMPT_ERROR_CODES.unknownTask,
-        `Task ${input.taskId} is not in the plan of eval run ${run.id}.`,
-      );
-    }
-    if (input.trial > run.plan.trials) {
-      throw new HttpError(
-        409,
-        ATTEMPT_ERROR_CODES.unknownTrial,
-        `The plan of eval run ${run.id} has ${run.plan.trials} trials a task.`,
-        { extra: { trials: run.plan.trials } },
-      );
-    }
+    if (run.state !== "running") throw runNotRunning(run, "attempts are opened while it runs.");
+    requirePlanned(run, input.taskId, input.trial);
     const answer = (attemptId: string): OpenedAttempt => ({
       attempt_id: attemptId,
       token: attemptToken(input.secretKey, attemptId).token,
