@@ -1,8 +1,8 @@
 // Quote fixtures shared by this folder's tests (private: nothing outside the folder imports it).
 
-import { generateKeyPairSync, sign } from "node:crypto";
-import { DEV_MEASUREMENT, devAttestationKeyFromPem, loadDevAttestationKey } from "./dev-quote.js";
-import { serializeSignedPart, serializeTdxQuote, type TdQuoteBody } from "./tdx-quote.js";
+import { generateKeyPairSync } from "node:crypto";
+import { DEV_MEASUREMENT, loadDevAttestationKey, signQuoteBody } from "./dev-quote.js";
+import type { TdQuoteBody } from "./tdx-quote.js";
 
 export const devKey = loadDevAttestationKey();
 
@@ -36,24 +36,5 @@ export function signQuoteWith(
     rtmrs: [zero48, zero48, zero48, zero48],
     ...overrides,
   };
-  const header = {
-    reserved1: Buffer.alloc(2),
-    reserved2: Buffer.alloc(2),
-    qeVendorId: Buffer.alloc(16),
-    userData: Buffer.alloc(20),
-  };
-  const signature = sign("sha256", serializeSignedPart({ header, body }), {
-    key: privateKeyPem,
-    dsaEncoding: "ieee-p1363",
-  });
-  return serializeTdxQuote({
-    header,
-    body,
-    signatureData: {
-      signature,
-      attestationKey: devAttestationKeyFromPem(privateKeyPem).publicKeyRaw,
-      certificationDataType: 5,
-      certificationData: Buffer.from("test certification data"),
-    },
-  });
+  return signQuoteBody(privateKeyPem, body, Buffer.from("test certification data"));
 }

@@ -89,7 +89,6 @@ export function signDevQuote(request: DevQuoteRequest): Buffer {
   if (request.reportData.length !== REPORT_DATA_BYTES) {
     throw new RangeError(`reportData must be ${REPORT_DATA_BYTES} bytes`);
   }
-  const key = devAttestationKeyFromPem(request.privateKeyPem);
   const zeroRtmr = "00".repeat(48);
   const rtmrHex = request.rtmrs ?? [zeroRtmr, zeroRtmr, zeroRtmr, zeroRtmr];
   const body: TdQuoteBody = {
@@ -111,6 +110,18 @@ export function signDevQuote(request: DevQuoteRequest): Buffer {
     ],
     reportData: Buffer.from(request.reportData),
   };
+  return signQuoteBody(request.privateKeyPem, body);
+}
+
+/**
+ * A TDX v4 quote of `body` signed with the P-256 key `privateKeyPem` (its public key the quote's
+ * attestation key), carrying `certificationData` as type 5.
+ */
+export function signQuoteBody(
+  privateKeyPem: string,
+  body: TdQuoteBody,
+  certificationData: Buffer = DEV_CERTIFICATION_DATA,
+): Buffer {
   // The QE vendor id stays zero: a development quote must not pose as one from Intel's QE.
   const header = {
     reserved1: zeros(2),
@@ -119,7 +130,7 @@ export function signDevQuote(request: DevQuoteRequest): Buffer {
     userData: zeros(20),
   };
   const signature = sign("sha256", serializeSignedPart({ header, body }), {
-    key: createPrivateKey(request.privateKeyPem),
+    key: createPrivateKey(privateKeyPem),
     dsaEncoding: "ieee-p1363",
   });
   return serializeTdxQuote({
@@ -127,9 +138,9 @@ export function signDevQuote(request: DevQuoteRequest): Buffer {
     body,
     signatureData: {
       signature,
-      attestationKey: key.publicKeyRaw,
+      attestationKey: devAttestationKeyFromPem(privateKeyPem).publicKeyRaw,
       certificationDataType: DEV_CERTIFICATION_DATA_TYPE,
-      certificationData: DEV_CERTIFICATION_DATA,
+      certificationData,
     },
   });
 }
