@@ -269,49 +269,47 @@ type ProgressBody =
 /** The run's telemetry: per-task increasing seq, attempts, output lines; refusals printed. */
 function telemetryOf(client: EvalVmClient, session: string, say: (line: string) => void) {
   const seqs = new Map<string, number>();
-  const attempt = async (taskId: string, trial: number): Promise<AttemptGrant | null> => {
+  /** The answer's body when `accepted`; else null, the refusal or the silence printed. */
+  async function bestEffort<T>(
+    what: string,
+    send: () => Promise<{ status: number; body: T | null }>,
+    accepted: (answer: { status: number; body: T | null }) => boolean,
+  ): Promise<T | null> {
     try {
-      const answer = await client.attempt(session, taskId, trial);
-      const grant = answer.body;
-      if ((answer.status === 200 || answer.status === 201) && typeof grant?.token === "string") {
-        return grant;
-      }
-      say(`attempt ${taskId}/${trial} refused: HTTP ${answer.status} ${brief(answer.body)}`);
+      const answer = await send();
+      if (accepted(answer)) return answer.body;
+      say(`${what} refused: HTTP ${answer.status} ${brief(answer.body)}`);
     } catch (error) {
-      say(`attempt ${taskId}/${trial}: no answer (${(error as Error).message})`);
+      say(`${what}: no answer (${(error as Error).message})`);
     }
     return null;
-  };
+  }
   return {
     async progress(taskId: string, event: ProgressBody) {
       const seq = (seqs.get(taskId) ?? 0) + 1;
       seqs.set(taskId, seq);
-      try {
-        const answer = await client.progress(session, {
-          ...event,
-          task_id: taskId,
-          seq,
-        } as ProgressEvent);
-        if (answer.status !== 200) {
-          say(`progress ${taskId}#${seq} refused: HTTP ${answer.status} ${brief(answer.body)}`);
-        }
-      } catch (error) {
-        say(`progress ${taskId}#${seq}: no answer (${(error as Error).message})`);
-      }
+      const body = { ...event, task_id: taskId, seq } as ProgressEvent;
+      await bestEffort(
+        `progress ${taskId}#${seq}`,
+        () => client.progress(session, body),
+        (answer) => answer.status === 200,
+      );
     },
-    attempt,
+    attempt: (taskId: string, trial: number): Promise<AttemptGrant | null> =>
+      bestEffort(
+        `attempt ${taskId}/${trial}`,
+        () => client.attempt(session, taskId, trial),
+        (answer) =>
+          (answer.status === 200 || answer.status === 201) &&
+          typeof answer.body?.token === "string",
+      ),
     async events(grant: AttemptGrant | null, lines: readonly AttemptEventLine[]) {
       if (grant === null || lines.length === 0) return;
-      try {
-        const answer = await client.events(grant, lines);
-        if (answer.status !== 202) {
-          say(
-            `events of attempt ${grant.attempt_id} refused: HTTP ${answer.status} ${brief(answer.body)}`,
-          );
-        }
-      } catch (error) {
-        say(`events of attempt ${grant.attempt_id}: no answer (${(error as Error).message})`);
-      }
+      await bestEffort(
+        `events of attempt ${grant.attempt_id}`,
+        () => client.events(grant, lines),
+        (answer) => answer.status === 202,
+      );
     },
   };
 }
