@@ -168,27 +168,14 @@ export function parseTdxQuote(bytes: Buffer): ParsedTdxQuote {
   if (bytes.length < SIGNATURE_DATA_OFFSET) {
     throw truncated("TD quote body", SIGNATURE_DATA_OFFSET, bytes.length);
   }
-  const fields = new Map<BodyFieldName, Buffer>();
+  const fields = {} as Record<BodyFieldName, Buffer>;
   let offset = QUOTE_HEADER_BYTES;
-  for (const field of BODY_FIELDS) {
-    fields.set(field.name, copy(bytes, offset, field.size));
-    offset += field.size;
+  for (const { name, size } of BODY_FIELDS) {
+    fields[name] = copy(bytes, offset, size);
+    offset += size;
   }
-  const field = (name: BodyFieldName) => fields.get(name)!;
-  const body: TdQuoteBody = {
-    teeTcbSvn: field("teeTcbSvn"),
-    mrSeam: field("mrSeam"),
-    mrSignerSeam: field("mrSignerSeam"),
-    seamAttributes: field("seamAttributes"),
-    tdAttributes: field("tdAttributes"),
-    xfam: field("xfam"),
-    mrTd: field("mrTd"),
-    mrConfigId: field("mrConfigId"),
-    mrOwner: field("mrOwner"),
-    mrOwnerConfig: field("mrOwnerConfig"),
-    rtmrs: [field("rtmr0"), field("rtmr1"), field("rtmr2"), field("rtmr3")],
-    reportData: field("reportData"),
-  };
+  const { rtmr0, rtmr1, rtmr2, rtmr3, ...named } = fields;
+  const body: TdQuoteBody = { ...named, rtmrs: [rtmr0, rtmr1, rtmr2, rtmr3] };
 
   const signatureDataLength = bytes.readUInt32LE(SIGNATURE_DATA_LENGTH_OFFSET);
   const available = bytes.length - SIGNATURE_DATA_OFFSET;
