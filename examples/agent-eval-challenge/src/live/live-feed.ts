@@ -11,6 +11,7 @@
  * submission: status seqs come from the submission row's counter, and every writer of task
  * events holds its run's row lock (one active run a submission) until it commits.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import type { Sql, SseEvent } from "@platform/challenge-sdk";
 import {
   isSubmissionState,
@@ -161,7 +162,8 @@ export async function* liveFeed(
     // A full batch: more is waiting, read on at once.
     if (statuses.length === batch || events.length === batch) continue;
     if (isTerminal(submission.state) || Date.now() >= deadline) return;
-    await sleep(options.pollMs, signal);
+    // An abort (the client left) ends the wait early; the loop then sees it.
+    await delay(options.pollMs, undefined, { signal }).catch(() => undefined);
   }
 }
 
@@ -214,16 +216,4 @@ function publicLabel(state: string): PublicSubmissionStatus {
 
 function isTerminal(state: string): boolean {
   return TERMINAL_PUBLIC_STATUSES.includes(publicLabel(state));
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
