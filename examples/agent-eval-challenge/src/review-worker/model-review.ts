@@ -11,7 +11,7 @@ import {
   type ReviewFindingRecord,
   type ReviewVerdict,
 } from "../review/review-envelope.js";
-import type { ModelCallRecord } from "./vm-client.js";
+import type { PlannedModelCall } from "../review/vm-writes.js";
 import type { ModelSettings } from "./worker-settings.js";
 
 /** The body whose sha256 a "no model" call binds: fixed, canonical JSON, never sent. */
@@ -30,7 +30,7 @@ const sha256Hex = (bytes: Buffer): string => createHash("sha256").update(bytes).
 
 /** The one request a review plans: what model-call-started binds, and the bytes to send. */
 export interface PlannedRequest {
-  record: ModelCallRecord;
+  record: PlannedModelCall;
   /** The exact request body (null: no model, nothing is sent). */
   body: Buffer | null;
 }

@@ -7,14 +7,7 @@
  */
 import { createWorkerClient, type DeliverOptions } from "@platform/challenge-sdk/client";
 import type { ReviewEnvelope } from "../review/review-envelope.js";
-
-export interface ModelCallRecord {
-  request_id: string;
-  provider: string;
-  model: string;
-  endpoint_host: string;
-  request_sha256: string;
-}
+import type { PlannedModelCall } from "../review/vm-writes.js";
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -42,7 +35,7 @@ export function reviewVmClient(challengeUrl: string, assignmentId: string, token
         claimedSha256: answer.headers.get("x-artifact-sha256"),
       };
     },
-    modelCallStarted: (record: ModelCallRecord) =>
+    modelCallStarted: (record: PlannedModelCall) =>
       assignment.send("POST", "/model-call-started", { json: record }),
     failure: (reasonCode: string, message: string) =>
       assignment.send("POST", "/failure", {

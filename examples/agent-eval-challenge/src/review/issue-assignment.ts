@@ -1,26 +1,15 @@
 import { randomBytes } from "node:crypto";
-import type { TransactionSql } from "@platform/challenge-sdk";
+import type { Static, TransactionSql } from "@platform/challenge-sdk";
 import { canonicalDigest } from "../crypto/index.js";
 import { ASSIGNMENT_TTL_SECONDS, appendStatusEvent, transitionSubmission } from "../state/index.js";
 import type { OwnedSubmission } from "./_owned-submission.js";
 import { assignmentToken } from "./assignment-bearer.js";
+import type { ReviewAssignmentCore as ReviewAssignmentCoreSchema } from "./review-schemas.js";
 
 export const REVIEW_ASSIGNMENT_SCHEMA_VERSION = "review-assignment/v1";
 
 /** The immutable assignment core (review assignment v1), exactly as stored and digested. */
-export interface ReviewAssignmentCore {
-  schema_version: typeof REVIEW_ASSIGNMENT_SCHEMA_VERSION;
-  assignment_id: string;
-  session_id: string;
-  submission_id: number;
-  attempt: number;
-  artifact_sha256: string;
-  artifact_size: number;
-  rules_revision_id: string;
-  nonce: string;
-  issued_at: string;
-  expires_at: string;
-}
+export type ReviewAssignmentCore = Static<typeof ReviewAssignmentCoreSchema>;
 
 /** A new assignment: its core and digest, and its token (deliver it once, never store it). */
 export interface IssuedAssignment {

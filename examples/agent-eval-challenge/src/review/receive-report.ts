@@ -12,7 +12,7 @@
  * First receipt 202; an identical replay 200 with the outcome; a different envelope 409.
  */
 
-import type { Logger } from "@platform/challenge-sdk";
+import type { Logger, Static } from "@platform/challenge-sdk";
 import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import type { QuoteVerifier } from "../attestation/index.js";
 import { reviewReportData, verifyAttestation } from "../attestation/index.js";
@@ -20,7 +20,6 @@ import { deriveKey, KeyLabel, seal } from "../crypto/index.js";
 import {
   type AssignmentEvent,
   type AssignmentState,
-  type DecidedAssignmentState,
   transitionAssignment,
 } from "../state/index.js";
 import { reviewTransaction } from "./_review-transaction.js";
@@ -33,6 +32,7 @@ import {
   envelopeWithoutEvidenceBytes,
   type ReviewEnvelope,
 } from "./review-envelope.js";
+import type { ReviewReportReceiptResponse, ReviewVerification } from "./review-envelope-schemas.js";
 import { VM_ERROR_CODES } from "./vm-errors.js";
 import type { PlannedModelCall } from "./vm-writes.js";
 
@@ -40,26 +40,10 @@ import type { PlannedModelCall } from "./vm-writes.js";
 export const MAX_REVIEW_ENVELOPE_BYTES = 3 * 1024 * 1024;
 
 /** The definitive outcome of a report, stored write-once with the assignment. */
-export interface ReviewVerificationRecord {
-  status: "verified" | "rejected";
-  outcome: DecidedAssignmentState;
-  code: string | null;
-  message: string | null;
-  verifier: "dcap" | "dev";
-  confidential: boolean;
-  measurement: string | null;
-}
+export type ReviewVerificationRecord = Static<typeof ReviewVerification>;
 
 /** The receipt the route answers (ReviewReportReceiptResponse). */
-export interface ReportReceipt {
-  assignment_id: string;
-  session_id: string;
-  state: AssignmentState;
-  receipt_sha256: string;
-  review_digest: string;
-  received_at: string;
-  verification: ReviewVerificationRecord;
-}
+export type ReportReceipt = Static<typeof ReviewReportReceiptResponse>;
 
 /** What the route answers: the receipt and whether this request was the first receipt. */
 export interface ReportAnswer {

@@ -4,38 +4,25 @@
  * transaction. An identical replay answers what the first write answered; a different one is a
  * 409 naming the record, never an overwrite.
  */
-import { HttpError, type Sql } from "@platform/challenge-sdk";
+import { HttpError, type Sql, type Static } from "@platform/challenge-sdk";
 import { type AssignmentState, transitionAssignment } from "../state/index.js";
 import { lockOwnedSubmission } from "./_owned-submission.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { sameRecord } from "./_write-once.js";
 import type { AuthorizedAssignment } from "./assignment-bearer.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
+import type { ReviewDeployedRequest } from "./review-schemas.js";
 import { VM_ERROR_CODES } from "./vm-errors.js";
+import type { ReviewFailureRequest, ReviewModelCallRequest } from "./vm-schemas.js";
 
 /** review/deployed's metadata (rule 6): what the miner says it deployed. Not evidence. */
-export interface DeploymentMetadata {
-  assignment_id: string;
-  vm_id: string;
-  provider_receipt: string;
-  image_digest: string;
-  compose_hash: string;
-}
+export type DeploymentMetadata = Static<typeof ReviewDeployedRequest>;
 
 /** The one planned model request of an assignment (rule 18). */
-export interface PlannedModelCall {
-  request_id: string;
-  provider: string;
-  model: string;
-  endpoint_host: string;
-  request_sha256: string;
-}
+export type PlannedModelCall = Static<typeof ReviewModelCallRequest>;
 
 /** The VM's bounded failure record (rule 19). */
-export interface FailureRecord {
-  reason_code: string;
-  message: string;
-}
+export type FailureRecord = Static<typeof ReviewFailureRequest>;
 
 /** What a write answers: the assignment's state now and the record as stored. */
 export interface RecordAnswer<R> {

@@ -15,7 +15,6 @@ export {
   type AssignmentState,
   assignmentNonceState,
   DECIDED_ASSIGNMENT_STATES,
-  type DecidedAssignmentState,
   FREELY_RETRYABLE_ASSIGNMENT_STATES,
   MAX_ASSIGNMENT_ATTEMPTS,
   SUBMISSION_EVENT_OF_ASSIGNMENT_EVENT,
