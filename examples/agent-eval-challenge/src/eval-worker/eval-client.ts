@@ -10,34 +10,9 @@ import {
   createWorkerClient,
   type DeliverOptions,
 } from "@platform/challenge-sdk/client";
+import type { ProgressEventRecord } from "../eval/progress.js";
 import type { TelemetryGrant } from "../eval/telemetry-grant.js";
-
-/** One progress event (never a score: the service refuses score-shaped fields). */
-export type ProgressEvent =
-  | {
-      type: "task.status";
-      task_id: string;
-      seq: number;
-      status: "queued" | "running" | "finished" | "failed";
-      trial?: number;
-      message?: string;
-    }
-  | {
-      type: "task.progress";
-      task_id: string;
-      seq: number;
-      completed_trials: number;
-      total_trials: number;
-      message?: string;
-    };
-
-/** An attempt's own capability: where its container output goes, and with which token. */
-export interface AttemptGrant {
-  attempt_id: string;
-  token: string;
-  events_path: string;
-  challenge_slug: string;
-}
+import type { OpenedAttempt } from "../live/open-attempt.js";
 
 /** One line of a trial's output as the events route takes it. */
 export interface AttemptEventLine {
@@ -75,10 +50,10 @@ export function evalVmClient(
       run.send<{ session_id?: string; expires_at?: string }>("POST", "/telemetry-session", {
         json: grant,
       }),
-    progress: (id: string, event: ProgressEvent) =>
+    progress: (id: string, event: ProgressEventRecord) =>
       run.send("POST", "/progress", { json: event, ...session(id) }),
     attempt: (id: string, taskId: string, trial: number) =>
-      run.send<AttemptGrant>("POST", "/attempts", {
+      run.send<OpenedAttempt>("POST", "/attempts", {
         json: { task_id: taskId, trial },
         ...session(id),
       }),
@@ -90,7 +65,7 @@ export function evalVmClient(
      * once: a request sent again stores its lines again.
      */
     async events(
-      attempt: AttemptGrant,
+      attempt: OpenedAttempt,
       lines: readonly AttemptEventLine[],
     ): Promise<Pick<ClientAnswer, "status" | "body">> {
       if (!attempt.events_path.startsWith("/")) return { status: 0, body: null };

@@ -16,17 +16,13 @@ import { dockerTaskRunner, TaskError, type TaskRunner } from "@platform/challeng
 import { canonicalDigest, canonicalJson, type JsonValue } from "../crypto/index.js";
 import type { EvalPlan } from "../eval/eval-plan.js";
 import { buildEvalResult, type EvalResult } from "../eval/eval-result.js";
+import type { ProgressEventRecord } from "../eval/progress.js";
 import { checkTaskOutput, type EvalTask, type TaskSet } from "../eval/task-set.js";
+import type { OpenedAttempt } from "../live/open-attempt.js";
 import { devAttestation } from "../worker/dev-attestation.js";
 import { WorkerFailure } from "../worker/worker-failure.js";
 import { agentTaskFiles } from "./agent-files.js";
-import {
-  type AttemptEventLine,
-  type AttemptGrant,
-  type EvalVmClient,
-  evalVmClient,
-  type ProgressEvent,
-} from "./eval-client.js";
+import { type AttemptEventLine, type EvalVmClient, evalVmClient } from "./eval-client.js";
 import { evalEventLog } from "./eval-evidence.js";
 import { EVALUATOR, type EvalWorkerSettings } from "./eval-worker-settings.js";
 import { passesToAgent, runTrial, TRIAL_RUN_MARGIN_MS } from "./run-trial.js";
@@ -288,14 +284,14 @@ function telemetryOf(client: EvalVmClient, session: string, say: (line: string) 
     async progress(taskId: string, event: ProgressBody) {
       const seq = (seqs.get(taskId) ?? 0) + 1;
       seqs.set(taskId, seq);
-      const body = { ...event, task_id: taskId, seq } as ProgressEvent;
+      const body = { ...event, task_id: taskId, seq } as ProgressEventRecord;
       await bestEffort(
         `progress ${taskId}#${seq}`,
         () => client.progress(session, body),
         (answer) => answer.status === 200,
       );
     },
-    attempt: (taskId: string, trial: number): Promise<AttemptGrant | null> =>
+    attempt: (taskId: string, trial: number): Promise<OpenedAttempt | null> =>
       bestEffort(
         `attempt ${taskId}/${trial}`,
         () => client.attempt(session, taskId, trial),
@@ -303,7 +299,7 @@ function telemetryOf(client: EvalVmClient, session: string, say: (line: string) 
           (answer.status === 200 || answer.status === 201) &&
           typeof answer.body?.token === "string",
       ),
-    async events(grant: AttemptGrant | null, lines: readonly AttemptEventLine[]) {
+    async events(grant: OpenedAttempt | null, lines: readonly AttemptEventLine[]) {
       if (grant === null || lines.length === 0) return;
       await bestEffort(
         `events of attempt ${grant.attempt_id}`,

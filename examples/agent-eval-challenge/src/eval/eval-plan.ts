@@ -4,7 +4,9 @@
  * this plan; the result route scores against exactly this plan's tasks, trials and policy.
  */
 import { randomBytes } from "node:crypto";
+import type { Static } from "@platform/challenge-sdk";
 import { canonicalDigest, type JsonValue } from "../crypto/index.js";
+import type { EvalPlan as EvalPlanSchema } from "./eval-schemas.js";
 import type { TaskSet } from "./task-set.js";
 import type { VerifiedAllow } from "./verified-allow.js";
 
@@ -22,28 +24,12 @@ export const SCORING_POLICY = {
   requires_full_coverage: true,
   min_passed_tasks: 1,
 } as const;
-export type ScoringPolicy = typeof SCORING_POLICY;
 
 /** Trials of each task in a run. */
 export const DEFAULT_TRIALS = 2;
 
-export interface EvalPlan {
-  schema_version: typeof EVAL_PLAN_SCHEMA_VERSION;
-  run_id: string;
-  submission_id: number;
-  run_number: number;
-  review: { assignment_id: string; session_id: string; review_digest: string };
-  agent_sha256: string;
-  task_set: { revision_id: string; task_ids: string[] };
-  trials: number;
-  scoring_policy: ScoringPolicy;
-  scoring_policy_digest: string;
-  endpoints: { result: string; telemetry_session: string; progress: string };
-  nonce: string;
-  run_token_sha256: string;
-  issued_at: string;
-  expires_at: string;
-}
+/** The plan as issued, digested and served (its schema: EvalPlan in eval-schemas.ts). */
+export type EvalPlan = Static<typeof EvalPlanSchema>;
 
 export function newRunId(): string {
   return randomBytes(18).toString("base64url");

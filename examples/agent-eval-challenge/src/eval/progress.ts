@@ -11,7 +11,7 @@ import { canonicalJson, type JsonValue } from "../crypto/index.js";
 import { openMinerEnv } from "../env/miner-env.js";
 import { envSpellings, redactSecrets } from "../live/redaction.js";
 import { reviewTransaction } from "../review/index.js";
-import type { ProgressEvent } from "./eval-vm-schemas.js";
+import type { ProgressEvent, ProgressResponse } from "./eval-vm-schemas.js";
 import { type AuthorizedRun, lockRun } from "./run-bearer.js";
 import { runNotRunning } from "./telemetry-session.js";
 
@@ -31,13 +31,7 @@ export const PROGRESS_ERROR_CODES = {
   seqNotIncreasing: "seq_not_increasing",
 } as const;
 
-export interface ProgressAnswer {
-  run_id: string;
-  task_id: string;
-  seq: number;
-  recorded: boolean;
-  duplicate: boolean;
-}
+export type ProgressAnswer = Static<typeof ProgressResponse>;
 
 /** 409 unknown_task / unknown_trial unless the run's plan has this task and (given) trial. */
 export function requirePlanned(

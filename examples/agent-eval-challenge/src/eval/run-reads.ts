@@ -4,20 +4,15 @@
  * only. (The agent's exact ZIP is served as the review artifact is, by artifactResponse: hashed
  * again against the plan's agent_sha256 before a byte leaves.)
  */
-import type { Sql } from "@platform/challenge-sdk";
+import type { Sql, Static } from "@platform/challenge-sdk";
 import { openMinerEnv } from "../env/miner-env.js";
 import { reviewTransaction } from "../review/index.js";
-import { type EvalRunState, PRE_RESULT_EVAL_RUN_STATES } from "../state/index.js";
-import type { EvalPlan } from "./eval-plan.js";
+import { PRE_RESULT_EVAL_RUN_STATES } from "../state/index.js";
+import type { EvalRunView as EvalRunViewSchema } from "./eval-vm-schemas.js";
 import { type AuthorizedRun, lockRun } from "./run-bearer.js";
 import { runNotRunning } from "./telemetry-session.js";
 
-export interface EvalRunView {
-  run_id: string;
-  state: EvalRunState;
-  plan: EvalPlan;
-  plan_sha256: string;
-}
+export type EvalRunView = Static<typeof EvalRunViewSchema>;
 
 /** The run its bearer opened, as the eval VM reads it. */
 export function runView(run: AuthorizedRun): EvalRunView {

@@ -5,12 +5,14 @@
  * the hotkey, a nonce (single use, kept in the database) and a timestamp (±300 s). Built here for
  * the service, the miner's tool and the tests alike, so the three never disagree on a byte.
  */
+import type { Static } from "@platform/challenge-sdk";
 import {
   DEFAULT_SIGNATURE_WINDOW_SECONDS,
   newNonce,
   type Sr25519Keypair,
   signMessage,
 } from "@platform/challenge-sdk/signing";
+import type { TelemetrySessionRequest } from "./eval-vm-schemas.js";
 
 export const TELEMETRY_GRANT_DOMAIN = "platform/agent-eval/telemetry-session/v1";
 
@@ -18,13 +20,7 @@ export const TELEMETRY_GRANT_DOMAIN = "platform/agent-eval/telemetry-session/v1"
 export const TELEMETRY_GRANT_SKEW_SECONDS = DEFAULT_SIGNATURE_WINDOW_SECONDS;
 
 /** The body of POST telemetry-session (the worker gets it as TELEMETRY_GRANT, JSON). */
-export interface TelemetryGrant {
-  hotkey_ss58: string;
-  signature: string;
-  nonce: string;
-  /** Unix seconds, decimal. */
-  timestamp: string;
-}
+export type TelemetryGrant = Static<typeof TelemetrySessionRequest>;
 
 export interface TelemetryGrantScope {
   runId: string;

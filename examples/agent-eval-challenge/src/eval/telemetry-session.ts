@@ -9,7 +9,7 @@
  * session starts the run (prepared -> running).
  */
 import { randomBytes } from "node:crypto";
-import { HttpError, type Sql } from "@platform/challenge-sdk";
+import { HttpError, type Sql, type Static } from "@platform/challenge-sdk";
 import { verifySignature } from "@platform/challenge-sdk/signing";
 import { reviewTransaction } from "../review/index.js";
 import {
@@ -17,6 +17,7 @@ import {
   PRE_RESULT_EVAL_RUN_STATES,
   transitionEvalRun,
 } from "../state/index.js";
+import type { TelemetrySessionResponse } from "./eval-vm-schemas.js";
 import { lockRun } from "./run-bearer.js";
 import { telemetrySessionMac } from "./telemetry-auth.js";
 import {
@@ -41,12 +42,7 @@ export const TELEMETRY_ERROR_CODES = {
   nonceReused: "nonce_reused",
 } as const;
 
-export interface TelemetrySessionAnswer {
-  run_id: string;
-  session_id: string;
-  expires_at: string;
-  state: EvalRunState;
-}
+export type TelemetrySessionAnswer = Static<typeof TelemetrySessionResponse>;
 
 /** 409 run_not_running: the run's state (named) is past what `why` says needs a running run. */
 export function runNotRunning(run: { id: string; state: string }, why: string): HttpError {

@@ -13,9 +13,10 @@
  * a cap is dropped and counted. Lines are taken while the run is running or verifying; a run
  * that ended revokes the attempt (410). Nothing here reads or writes a score.
  */
-import { HttpError, type Sql } from "@platform/challenge-sdk";
+import { HttpError, type Sql, type Static } from "@platform/challenge-sdk";
 import { openMinerEnv } from "../env/miner-env.js";
 import { reviewTransaction } from "../review/index.js";
+import type { AttemptEventsReceipt } from "./live-schemas.js";
 import { envSpellings, redactSecrets } from "./redaction.js";
 
 /** The body cap (the route's bodyLimit: 413 payload_too_large past it). */
@@ -131,11 +132,7 @@ function parseLine(line: string, number: number): EventLine {
 }
 
 /** What the events route answers (202): counts only. */
-export interface EventsReceipt {
-  recorded: number;
-  dropped: number;
-  truncated: number;
-}
+export type EventsReceipt = Static<typeof AttemptEventsReceipt>;
 
 interface AttemptRow {
   id: string;

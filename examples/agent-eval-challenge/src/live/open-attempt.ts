@@ -4,12 +4,13 @@
  * for its log stream. One attempt per (run, task, trial): opening it again answers the same
  * attempt and the same token (200), so a worker that lost the first answer (201) can go on.
  */
-import type { Sql } from "@platform/challenge-sdk";
+import type { Sql, Static } from "@platform/challenge-sdk";
 import { PROGRESS_ERROR_CODES, requirePlanned } from "../eval/progress.js";
 import { lockRun } from "../eval/run-bearer.js";
 import { runNotRunning, TELEMETRY_ERROR_CODES } from "../eval/telemetry-session.js";
 import { reviewTransaction } from "../review/index.js";
 import { attemptEventsPath, attemptToken, newAttemptId } from "./attempt-bearer.js";
+import type { AttemptOpenResponse } from "./live-schemas.js";
 
 export const ATTEMPT_ERROR_CODES = {
   /** 409: the run is not running (no telemetry session opened yet, or it has its result). */
@@ -20,13 +21,8 @@ export const ATTEMPT_ERROR_CODES = {
   unknownTrial: PROGRESS_ERROR_CODES.unknownTrial,
 } as const;
 
-export interface OpenedAttempt {
-  attempt_id: string;
-  /** The attempt's bearer for its events route (with x-core-challenge-slug). */
-  token: string;
-  events_path: string;
-  challenge_slug: string;
-}
+/** An attempt's own capability: where its container output goes, and with which token. */
+export type OpenedAttempt = Static<typeof AttemptOpenResponse>;
 
 export async function openAttempt(
   sql: Sql,
