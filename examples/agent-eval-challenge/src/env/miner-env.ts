@@ -10,34 +10,15 @@
  * The values are opened only for the evaluation (`openMinerEnv`).
  */
 import { createHash } from "node:crypto";
-import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
+import { HttpError, type Sql, type Static, type TransactionSql } from "@platform/challenge-sdk";
 import { deriveKey, KeyLabel, open, seal } from "../crypto/index.js";
 import { lockOwnedSubmission } from "../review/index.js";
 import { checkEnv, ENV_ERROR_CODES } from "./env-rules.js";
+import type { MinerEnvLaunchResponse, MinerEnvMetadataResponse } from "./env-schemas.js";
 
-export interface EnvKeyMetadata {
-  name: string;
-  size: number;
-  sha256: string;
-}
-
-export interface MinerEnvMetadata {
-  submission_id: number;
-  status: "unset" | "set" | "empty";
-  keys: EnvKeyMetadata[];
-  total_bytes: number;
-  revision: number;
-  locked: boolean;
-  updated_at: string | null;
-}
-
-export interface MinerEnvLaunch {
-  submission_id: number;
-  launched_at: string;
-  env_status: "set" | "empty";
-  env_revision: number;
-  submission_state: string;
-}
+export type MinerEnvMetadata = Static<typeof MinerEnvMetadataResponse>;
+type EnvKeyMetadata = MinerEnvMetadata["keys"][number];
+export type MinerEnvLaunch = Static<typeof MinerEnvLaunchResponse>;
 
 interface EnvRow {
   kind: "set" | "empty";

@@ -4,15 +4,11 @@
  * named in the plan), the plan v1 and its digest, the run row, the submission's current-run
  * pointer, the run's "issue" status event and the submission's move to eval_running.
  */
-import type { TransactionSql } from "@platform/challenge-sdk";
+import type { Static, TransactionSql } from "@platform/challenge-sdk";
 import type { OwnedSubmission } from "../review/index.js";
-import {
-  appendStatusEvent,
-  EVAL_RUN_TTL_SECONDS,
-  type EvalRunState,
-  transitionSubmission,
-} from "../state/index.js";
-import { buildEvalPlan, DEFAULT_TRIALS, type EvalPlan, newRunId } from "./eval-plan.js";
+import { appendStatusEvent, EVAL_RUN_TTL_SECONDS, transitionSubmission } from "../state/index.js";
+import { buildEvalPlan, DEFAULT_TRIALS, newRunId } from "./eval-plan.js";
+import type { EvalPrepareResponse } from "./eval-schemas.js";
 import { runToken } from "./run-bearer.js";
 import type { TaskSet } from "./task-set.js";
 import type { VerifiedAllow } from "./verified-allow.js";
@@ -20,15 +16,7 @@ import type { VerifiedAllow } from "./verified-allow.js";
 export const EVAL_TOKEN_ENV_KEY = "EVAL_RUN_TOKEN";
 
 /** eval/prepare's and eval/retry's answer; the token only in the answer that issued the run. */
-export interface EvalPrepareAnswer {
-  run_id: string;
-  submission_id: number;
-  state: EvalRunState;
-  plan: EvalPlan;
-  plan_digest: string;
-  expires_at: string;
-  secret_delivery?: { env_key: typeof EVAL_TOKEN_ENV_KEY; token: string };
-}
+export type EvalPrepareAnswer = Static<typeof EvalPrepareResponse>;
 
 export async function issueRun(
   tx: TransactionSql,

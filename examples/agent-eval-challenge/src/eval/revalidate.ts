@@ -8,9 +8,10 @@
  * nothing_to_revalidate: eval/prepare is the way in); a repeat answers the pending request.
  */
 import { randomBytes } from "node:crypto";
-import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
+import { HttpError, type Sql, type Static, type TransactionSql } from "@platform/challenge-sdk";
 import { reviewTransaction } from "../review/index.js";
 import { ACTIVE_EVAL_RUN_STATES, type EvalRunState, notFound } from "../state/index.js";
+import type { EvalRevalidateResponse } from "./eval-schemas.js";
 
 export const REVALIDATE_ERROR_CODES = {
   /** 403: the signed hotkey is not OWNER_HOTKEY (or no owner is configured). */
@@ -23,14 +24,8 @@ export const REVALIDATE_ERROR_CODES = {
   runInProgress: "run_in_progress",
 } as const;
 
-export interface RevalidationAnswer {
-  submission_id: number;
-  revalidation_id: string;
-  requested_at: string;
-  /** The run it will follow: the next eval/prepare issues a new one after it. */
-  previous_run_id: string;
-  state: "pending";
-}
+/** The pending request; its previous_run_id is the run the next eval/prepare follows. */
+export type RevalidationAnswer = Static<typeof EvalRevalidateResponse>;
 
 interface PendingRow {
   id: string;

@@ -10,7 +10,7 @@
  *   invalid_transition after), revoke the run token with the run's state, and failure records
  *   one bounded record with a reason code from a closed set.
  */
-import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
+import { HttpError, type Sql, type Static, type TransactionSql } from "@platform/challenge-sdk";
 import { lockOwnedSubmission, type OwnedSubmission, reviewTransaction } from "../review/index.js";
 import {
   type EvalFailureCode,
@@ -21,16 +21,13 @@ import {
   transitionEvalRun,
 } from "../state/index.js";
 import { EVAL_ERROR_CODES } from "./eval-errors.js";
+import type { EvalMutationResponse } from "./eval-schemas.js";
 import { type EvalPrepareAnswer, issueRun } from "./issue-run.js";
 import { type EvalPrepareRequest, requireLaunch } from "./prepare-eval.js";
 import { confirmAllowUnchanged, verifyAllow } from "./verified-allow.js";
 
 /** What cancel and failure answer (EvalMutationResponse). */
-export interface EvalMutationAnswer {
-  run_id: string;
-  state: EvalRunState;
-  failure: { reason_code: EvalFailureCode; message: string } | null;
-}
+export type EvalMutationAnswer = Static<typeof EvalMutationResponse>;
 
 interface CurrentRun {
   id: string;

@@ -1,19 +1,11 @@
-import type { TransactionSql } from "@platform/challenge-sdk";
+import type { Static, TransactionSql } from "@platform/challenge-sdk";
 import type { AssignmentState } from "../state/index.js";
 import { assignmentToken } from "./assignment-bearer.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
+import type { ReviewPrepareResponse } from "./review-schemas.js";
 
 /** The body of review/prepare and review/retry (ReviewPrepareResponse). */
-export interface ReviewPrepareAnswer {
-  assignment_id: string;
-  session_id: string;
-  state: AssignmentState;
-  assignment: ReviewAssignmentCore;
-  assignment_digest: string;
-  expires_at: string;
-  /** Only on the one delivery of the assignment's token. */
-  secret_delivery?: { env_key: "REVIEW_SESSION_TOKEN"; token: string };
-}
+export type ReviewPrepareAnswer = Static<typeof ReviewPrepareResponse>;
 
 /** The environment variable the review VM reads its token from. */
 export const REVIEW_TOKEN_ENV_KEY = "REVIEW_SESSION_TOKEN";
