@@ -12,13 +12,14 @@
  * events holds its run's row lock (one active run a submission) until it commits.
  */
 import { setTimeout as delay } from "node:timers/promises";
-import type { Sql, SseEvent } from "@platform/challenge-sdk";
+import type { Sql, SseEvent, Static } from "@platform/challenge-sdk";
 import {
   isSubmissionState,
   type PublicSubmissionStatus,
   publicSubmissionStatus,
 } from "../state/index.js";
 import { type LiveEvent, liveEvent } from "./live-pool.js";
+import type { LiveStatusEvent } from "./live-schemas.js";
 
 /**
  * Public statuses after which the feed closes: outcomes that wait for a new decision (a retry,
@@ -71,12 +72,7 @@ export function formatFeedCursor(cursor: FeedCursor): string {
 }
 
 /** A status change as the feed shows it. */
-export interface StatusEventData {
-  seq: number;
-  status: PublicSubmissionStatus;
-  previous_status: PublicSubmissionStatus | null;
-  at: string;
-}
+export type StatusEventData = Static<typeof LiveStatusEvent>;
 
 /** A task-log event as the feed shows it. */
 export interface TaskEventData extends LiveEvent {
