@@ -5,8 +5,13 @@
  * that followed. `run` chains them; every step is also its own subcommand (miner.ts).
  */
 import { createHash } from "node:crypto";
+import type { Static } from "@platform/challenge-sdk";
 import type { Sr25519Keypair } from "@platform/challenge-sdk/signing";
+import type { EvalHistoryResponse } from "../eval/eval-schemas.js";
+import type { EvalPrepareAnswer } from "../eval/issue-run.js";
 import { signTelemetryGrant } from "../eval/telemetry-grant.js";
+import type { ReviewAuditResponse } from "../review/audit-schemas.js";
+import type { ReviewPrepareAnswer } from "../review/review-answer.js";
 import { agentArchive } from "./agent-archive.js";
 import { type ChallengeClient, MinerError } from "./challenge-client.js";
 import { ensureAgentImage, runEvalWorker, runReviewWorker } from "./workers.js";
@@ -49,24 +54,9 @@ export async function launch(miner: Miner, id: number) {
   say("launched: the env is locked; evaluation may start after the review allows");
 }
 
-interface ReviewPrepared {
-  assignment_id: string;
-  state: string;
-  secret_delivery?: { env_key: string; token: string };
-}
-
-interface ReviewHistory {
-  items: {
-    assignment_id: string;
-    state: string;
-    outcome: string | null;
-    verification_code: string | null;
-  }[];
-}
-
 /** The review: prepare, record the deployment, run the reference review worker, read the verdict. */
 export async function review(miner: Miner, id: number): Promise<"allowed" | string> {
-  const prepared = await miner.client.signed<ReviewPrepared>(
+  const prepared = await miner.client.signed<ReviewPrepareAnswer>(
     "POST",
     `/submissions/${id}/review/prepare`,
   );
@@ -86,7 +76,7 @@ export async function review(miner: Miner, id: number): Promise<"allowed" | stri
   } else {
     say("review: its token was delivered before; reading the verdict");
   }
-  const history = await miner.client.signed<ReviewHistory>(
+  const history = await miner.client.signed<Static<typeof ReviewAuditResponse>>(
     "GET",
     `/submissions/${id}/review/history?limit=16`,
   );
@@ -96,25 +86,13 @@ export async function review(miner: Miner, id: number): Promise<"allowed" | stri
   return verdict;
 }
 
-interface EvalPrepared {
-  run_id: string;
-  plan: { task_set: { task_ids: string[] }; trials: number };
-  plan_digest: string;
-  secret_delivery?: { env_key: string; token: string };
-}
-
-interface EvalHistory {
-  current_run_id: string | null;
-  items: { run_id: string; state: string; score: number | null; failure_code: string | null }[];
-}
-
 /** The evaluation: prepare the run, sign its telemetry grant, run the eval worker, read the score. */
 export async function evaluate(
   miner: Miner,
   id: number,
   options: { agentImage: string },
 ): Promise<{ state: string; score: number | null }> {
-  const prepared = await miner.client.signed<EvalPrepared>(
+  const prepared = await miner.client.signed<EvalPrepareAnswer>(
     "POST",
     `/submissions/${id}/eval/prepare`,
   );
@@ -148,8 +126,8 @@ export async function evaluate(
   return { state: run?.state ?? "unknown", score: run?.score ?? null };
 }
 
-export function evalStatus(miner: Miner, id: number): Promise<EvalHistory> {
-  return miner.client.signed<EvalHistory>("GET", `/submissions/${id}/eval/status?limit=16`);
+export function evalStatus(miner: Miner, id: number): Promise<Static<typeof EvalHistoryResponse>> {
+  return miner.client.signed("GET", `/submissions/${id}/eval/status?limit=16`);
 }
 
 interface WeightsSnapshot {
