@@ -5,17 +5,11 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalDigest, type JsonValue } from "../crypto/index.js";
+import type { RulesFile } from "../review/rules-bundle.js";
 import { parseChecks, type StaticCheck } from "./static-checks.js";
 
 export class RulesInvalidError extends Error {
   override readonly name = "RulesInvalidError";
-}
-
-interface RulesFileRecord {
-  path: string;
-  length: number;
-  sha256: string;
-  content_b64: string;
 }
 
 /** The checks of a rules bundle answer, after every integrity check. */
@@ -24,7 +18,7 @@ export function checksFromRulesBundle(body: unknown, expectedRevisionId: string)
   if (bundle?.schema_version !== "rules-bundle/v1" || !Array.isArray(bundle.files)) {
     throw new RulesInvalidError("the rules answer is not a rules bundle v1");
   }
-  const files = bundle.files as RulesFileRecord[];
+  const files = bundle.files as RulesFile[];
   const contents = new Map<string, Buffer>();
   for (const file of files) {
     const content = Buffer.from(String(file?.content_b64 ?? ""), "base64");

@@ -8,7 +8,9 @@ import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Static } from "@platform/challenge-sdk";
 import { canonicalDigest } from "../crypto/index.js";
+import type { RulesBundleFile, RulesBundleResponse } from "./vm-schemas.js";
 
 export const RULES_BUNDLE_SCHEMA_VERSION = "rules-bundle/v1";
 /** At most this many files in a bundle. */
@@ -17,20 +19,10 @@ export const MAX_RULES_FILES = 128;
 export const MAX_RULES_BYTES = 1024 * 1024;
 
 /** One file of the bundle: its path relative to the rules directory, with "/" separators. */
-export interface RulesFile {
-  path: string;
-  length: number;
-  /** sha256 hex of the content bytes. */
-  sha256: string;
-  content_b64: string;
-}
+export type RulesFile = Static<typeof RulesBundleFile>;
 
-export interface RulesBundle {
-  schema_version: typeof RULES_BUNDLE_SCHEMA_VERSION;
-  /** canonicalDigest of `files`: any change of a path or a byte is a new revision. */
-  revision_id: string;
-  files: RulesFile[];
-}
+/** The bundle; its revision_id is canonicalDigest of `files` (a changed path or byte: a new one). */
+export type RulesBundle = Static<typeof RulesBundleResponse>;
 
 /** Limits of one bundle (the defaults are the interface's). */
 export interface RulesBundleLimits {
