@@ -1,9 +1,9 @@
 import { HttpError, type Sql } from "@platform/challenge-sdk";
-import { transitionAssignment } from "../state/index.js";
+import { staleAssignment, transitionAssignment } from "../state/index.js";
 import { lockOwnedSubmission } from "./_owned-submission.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { lockReviewSession } from "./_session.js";
-import { REVIEW_ERROR_CODES, staleAssignment } from "./review-errors.js";
+import { REVIEW_ERROR_CODES } from "./review-errors.js";
 
 /** review/cancel's request: who, which submission, which assignment. */
 export interface CancelRequest {

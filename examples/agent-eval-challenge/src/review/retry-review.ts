@@ -4,6 +4,7 @@ import {
   type AssignmentState,
   FREELY_RETRYABLE_ASSIGNMENT_STATES,
   MAX_ASSIGNMENT_ATTEMPTS,
+  staleAssignment,
 } from "../state/index.js";
 import { lockOwnedSubmission } from "./_owned-submission.js";
 import { reviewTransaction } from "./_review-transaction.js";
@@ -11,7 +12,7 @@ import { lockReviewSession } from "./_session.js";
 import { issueAssignment, newReviewId } from "./issue-assignment.js";
 import type { ReviewRequest } from "./prepare-review.js";
 import { issuedAnswer, type ReviewPrepareAnswer } from "./review-answer.js";
-import { REVIEW_ERROR_CODES, staleAssignment } from "./review-errors.js";
+import { REVIEW_ERROR_CODES } from "./review-errors.js";
 
 /** review/retry's request: the assignment retried (compare-and-swap) and, if needed, an approval. */
 export interface RetryRequest extends ReviewRequest {

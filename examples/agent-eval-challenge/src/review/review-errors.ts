@@ -1,4 +1,3 @@
-import { HttpError } from "@platform/challenge-sdk";
 import { TRANSITION_ERROR_CODES } from "../state/index.js";
 
 /**
@@ -29,13 +28,3 @@ export const REVIEW_ERROR_CODES = {
   /** 409: the submission is past review (e.g. evaluating) and has no session to start. */
   reviewNotAvailable: "review_not_available",
 } as const;
-
-/** 409 stale_assignment naming the current assignment (what the state module answers too). */
-export function staleAssignment(named: string, current: string): HttpError {
-  return new HttpError(
-    409,
-    REVIEW_ERROR_CODES.staleAssignment,
-    `Assignment ${named} is not the current assignment of its review session.`,
-    { extra: { current_assignment_id: current } },
-  );
-}

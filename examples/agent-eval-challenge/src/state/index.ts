@@ -55,5 +55,5 @@ export {
   transitionEvalRun,
   transitionSubmission,
 } from "./transition.js";
-export { notFound, TRANSITION_ERROR_CODES } from "./transition-errors.js";
+export { notFound, staleAssignment, TRANSITION_ERROR_CODES } from "./transition-errors.js";
 export { nextState } from "./transition-table.js";

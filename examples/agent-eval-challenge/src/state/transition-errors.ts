@@ -53,3 +53,13 @@ export function transitionConflict(machine: string, id: string, from: string): H
 export function notFound(code: string, what: string): HttpError {
   return new HttpError(404, code, `${what} not found.`);
 }
+
+/** 409 stale_assignment naming the current assignment. */
+export function staleAssignment(named: string, current: string | null): HttpError {
+  return new HttpError(
+    409,
+    TRANSITION_ERROR_CODES.staleAssignment,
+    `Assignment ${named} is not the current assignment of its review session.`,
+    { extra: { current_assignment_id: current } },
+  );
+}

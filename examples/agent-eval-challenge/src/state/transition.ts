@@ -22,6 +22,7 @@ import {
 import {
   invalidTransition,
   notFound,
+  staleAssignment,
   TRANSITION_ERROR_CODES,
   type TransitionErrorCode,
   transitionConflict,
@@ -160,13 +161,7 @@ export async function transitionAssignment(
     submissionEvent: SUBMISSION_EVENT_OF_ASSIGNMENT_EVENT[input.event],
     notFoundCode: TRANSITION_ERROR_CODES.assignmentNotFound,
     expiredCode: TRANSITION_ERROR_CODES.assignmentExpired,
-    stale: (current) =>
-      new HttpError(
-        409,
-        TRANSITION_ERROR_CODES.staleAssignment,
-        `Assignment ${assignmentId} is not the current assignment of its review session.`,
-        { extra: { current_assignment_id: current } },
-      ),
+    stale: (current) => staleAssignment(assignmentId, current),
     read: (at) => tx<ChildRow<AssignmentState>[]>`
       select a.state, a.submission_id, s.current_assignment_id as current_id,
         a.expires_at <= ${at} as past_expiry
