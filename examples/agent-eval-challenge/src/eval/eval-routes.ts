@@ -64,8 +64,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
     handler: ({ sql, state, params, query, miner }) =>
       evalStatus(sql, {
         ...ownerRequest(params, miner),
-        cursor: query.cursor,
-        limit: query.limit,
+        ...query,
         secretKey: state.secretKey,
       }),
   });

@@ -42,12 +42,8 @@ export function reviewAuditRoutes(router: ChallengeRouter<Settings, AgentEvalSta
     },
     handler: ({ sql, state, params, query, miner }) =>
       reviewAudit(sql, {
-        target: {
-          view: "history",
-          ...ownerRequest(params, miner),
-        },
-        cursor: query.cursor,
-        limit: query.limit,
+        target: { view: "history", ...ownerRequest(params, miner) },
+        ...query,
         secretKey: state.secretKey,
       }),
   });
@@ -70,8 +66,7 @@ export function reviewAuditRoutes(router: ChallengeRouter<Settings, AgentEvalSta
     handler: async ({ sql, state, params, query }) => {
       const page = await reviewAudit(sql, {
         target: { view: "public_report", submissionId: String(params.submission_id) },
-        cursor: query.cursor,
-        limit: query.limit,
+        ...query,
         secretKey: state.secretKey,
       });
       const bytes = canonicalPageBytes(page);
@@ -102,8 +97,7 @@ export function reviewAuditRoutes(router: ChallengeRouter<Settings, AgentEvalSta
     handler: ({ sql, state, params, query }) =>
       reviewAudit(sql, {
         target: { view: "internal_report", sessionId: params.session_id },
-        cursor: query.cursor,
-        limit: query.limit,
+        ...query,
         secretKey: state.secretKey,
       }).then((page) => json(page)),
   });
