@@ -3,8 +3,8 @@
  * is named the same way by each: an http(s) URL without query, fragment or credentials, and the
  * sha256 of the worker's own bundle (what "this image" is when nobody says otherwise).
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { sha256Hex } from "./crypto/index.js";
 
 /**
  * `value` as an http(s) URL without a trailing slash, or null with the problem added to
@@ -42,7 +42,7 @@ export function httpUrl(
 /** `sha256:<hex>` of `file` (the worker's bundle), or "" when it cannot be read. */
 export function ownDigest(file: string): string {
   try {
-    return `sha256:${createHash("sha256").update(readFileSync(file)).digest("hex")}`;
+    return `sha256:${sha256Hex(readFileSync(file))}`;
   } catch {
     return "";
   }

@@ -12,7 +12,7 @@
  * The input must be I-JSON (RFC 7493, required by RFC 8785 §3.1): strings with a lone surrogate
  * have no UTF-8 form and are refused rather than silently replaced.
  */
-import { createHash } from "node:crypto";
+import { sha256Hex } from "./sha256-hex.js";
 
 /** A value that has a JSON form. */
 export type JsonValue =
@@ -70,7 +70,7 @@ export function canonicalJson(value: unknown): string {
 
 /** sha256 (lower-case hex, no prefix) of the UTF-8 bytes of {@link canonicalJson}. */
 export function canonicalDigest(value: unknown): string {
-  return createHash("sha256").update(canonicalJson(value), "utf8").digest("hex");
+  return sha256Hex(canonicalJson(value));
 }
 
 // A fatal decoder refuses invalid UTF-8 (overlong forms, encoded surrogates) instead of

@@ -9,9 +9,8 @@
  * - GET shows the metadata: names, sizes and sha256 of the values, never a value.
  * The values are opened only for the evaluation (`openMinerEnv`).
  */
-import { createHash } from "node:crypto";
 import { HttpError, type Sql, type Static, type TransactionSql } from "@platform/challenge-sdk";
-import { deriveKey, KeyLabel, open, seal } from "../crypto/index.js";
+import { deriveKey, KeyLabel, open, seal, sha256Hex } from "../crypto/index.js";
 import { lockOwnedSubmission } from "../review/index.js";
 import { checkEnv, ENV_ERROR_CODES } from "./env-rules.js";
 import type { MinerEnvLaunchResponse, MinerEnvMetadataResponse } from "./env-schemas.js";
@@ -89,7 +88,7 @@ export function replaceMinerEnv(
     const keys = names.map((name) => ({
       name,
       size: Buffer.byteLength(request.env[name]!, "utf8"),
-      sha256: createHash("sha256").update(request.env[name]!, "utf8").digest("hex"),
+      sha256: sha256Hex(request.env[name]!),
     }));
     const sorted = Object.fromEntries(names.map((name) => [name, request.env[name]!]));
     const sealed = seal(

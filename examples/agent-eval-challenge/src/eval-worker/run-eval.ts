@@ -10,10 +10,9 @@
  * Telemetry is best effort (a refused progress event or attempt is printed, and the trials go
  * on); the plan, the artifact, the session and the result are not.
  */
-import { createHash } from "node:crypto";
 import { WorkerClientError } from "@platform/challenge-sdk/client";
 import { dockerTaskRunner, TaskError, type TaskRunner } from "@platform/challenge-sdk/tasks";
-import { canonicalDigest, canonicalJson, type JsonValue } from "../crypto/index.js";
+import { canonicalDigest, canonicalJson, type JsonValue, sha256Hex } from "../crypto/index.js";
 import type { EvalPlan } from "../eval/eval-plan.js";
 import { buildEvalResult, type EvalResult } from "../eval/eval-result.js";
 import type { ProgressEventRecord } from "../eval/progress.js";
@@ -58,7 +57,6 @@ export type EvalRunResult =
 
 const EvalFailure = WorkerFailure<EvalFailureReason>;
 
-const sha256Hex = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
 const brief = (body: unknown) => JSON.stringify(body)?.slice(0, 300) ?? "";
 
 /** Run the eval of `settings.runId` against `taskSet`; never throws. */

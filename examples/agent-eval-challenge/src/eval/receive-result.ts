@@ -9,10 +9,9 @@
  * the run waits in verifying, never expiring, without credit). First receipt 202, identical
  * replay 200, a different body 409 result_conflict.
  */
-import { createHash } from "node:crypto";
 import { HttpError, type Logger, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import { type QuoteVerifier, verifyAttestation } from "../attestation/index.js";
-import { CanonicalJsonError, parseCanonical } from "../crypto/index.js";
+import { CanonicalJsonError, parseCanonical, sha256Hex } from "../crypto/index.js";
 import { reviewTransaction } from "../review/index.js";
 import { type EvalRunState, transitionEvalRun } from "../state/index.js";
 import { checkResultLocally, type EvalResult } from "./eval-result.js";
@@ -86,7 +85,7 @@ export async function receiveResult(
     log: Logger;
   },
 ): Promise<{ status: 200 | 202; receipt: ResultReceipt }> {
-  const resultSha256 = createHash("sha256").update(input.bytes).digest("hex");
+  const resultSha256 = sha256Hex(input.bytes);
   type Answer = { status: 200 | 202; receipt: ResultReceipt };
   const first = await reviewTransaction(sql, undefined, async (tx): Promise<Answer | Pending> => {
     const run = await lockRun(tx, input.runId);

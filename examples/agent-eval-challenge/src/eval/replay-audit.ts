@@ -8,9 +8,14 @@
  * (run, audit id) with its delta and whether it exceeds the tolerance; it never changes a score,
  * a run or the weights.
  */
-import { createHash } from "node:crypto";
 import { HttpError, type Sql } from "@platform/challenge-sdk";
-import { canonicalDigest, deriveKey, type JsonValue, KeyLabel } from "../crypto/index.js";
+import {
+  canonicalDigest,
+  deriveKey,
+  type JsonValue,
+  KeyLabel,
+  sha256Hex,
+} from "../crypto/index.js";
 import type { EvalPlan } from "./eval-plan.js";
 import { type EvalResultCoreRecord, jobScore } from "./eval-result.js";
 
@@ -37,7 +42,7 @@ interface PopulationRow {
 
 /** The sampler's rank of a run: sha256 hex of "<seed>:<run id>". */
 export function samplerRank(seed: string, runId: string): string {
-  return createHash("sha256").update(`${seed}:${runId}`, "utf8").digest("hex");
+  return sha256Hex(`${seed}:${runId}`);
 }
 
 /** The runs `rate` selects from `runIds` under `seed` (deterministic, order-independent). */

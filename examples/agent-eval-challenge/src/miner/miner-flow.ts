@@ -4,9 +4,9 @@
  * (prepare, the telemetry grant, the eval worker, the result), and, through a master, the weight
  * that followed. `run` chains them; every step is also its own subcommand (miner.ts).
  */
-import { createHash } from "node:crypto";
 import type { Static } from "@platform/challenge-sdk";
 import type { Sr25519Keypair } from "@platform/challenge-sdk/signing";
+import { sha256Hex } from "../crypto/index.js";
 import type { EvalHistoryResponse } from "../eval/eval-schemas.js";
 import type { EvalPrepareAnswer } from "../eval/issue-run.js";
 import { signTelemetryGrant } from "../eval/telemetry-grant.js";
@@ -22,11 +22,12 @@ export interface Miner {
 }
 
 const say = (line: string) => console.log(`miner: ${line}`);
-const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
 
 export async function submitAgent(miner: Miner, agentPath: string, name: string) {
   const zip = agentArchive(agentPath);
-  say(`submitting ${agentPath} (${zip.byteLength} bytes, sha256 ${sha256(zip).slice(0, 16)}...)`);
+  say(
+    `submitting ${agentPath} (${zip.byteLength} bytes, sha256 ${sha256Hex(zip).slice(0, 16)}...)`,
+  );
   const answer = await miner.client.signed<{ id: number; artifact_sha256?: string }>(
     "POST",
     "/submissions",
@@ -67,8 +68,8 @@ export async function review(miner: Miner, id: number): Promise<"allowed" | stri
       assignment_id: prepared.assignment_id,
       vm_id: `local-${process.pid}`,
       provider_receipt: "miner.js: the reference review worker as a local process",
-      image_digest: `sha256:${sha256("agent-eval reference review worker (local process)")}`,
-      compose_hash: sha256("miner.js local review"),
+      image_digest: `sha256:${sha256Hex("agent-eval reference review worker (local process)")}`,
+      compose_hash: sha256Hex("miner.js local review"),
     });
     say("review: deployed; running the reference review worker");
     const code = await runReviewWorker({ token, challengeUrl: miner.client.base });

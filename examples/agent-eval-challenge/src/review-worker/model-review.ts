@@ -5,7 +5,8 @@
  * model configured, the planned call is a fixed "no model" request that is never sent, so every
  * report still binds one request.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { sha256Hex } from "../crypto/index.js";
 import {
   MAX_EVIDENCE_OBJECT_BYTES,
   type ReviewFindingRecord,
@@ -25,8 +26,6 @@ export const MAX_PROMPT_CONTENT_CHARS = 64 * 1024;
 const MODEL_TIMEOUT_MS = 120_000;
 /** Most bytes of the model's answer kept in the transcript. */
 const MAX_TRANSCRIPT_RESPONSE_BYTES = 64 * 1024;
-
-const sha256Hex = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
 
 /** The one request a review plans: what model-call-started binds, and the bytes to send. */
 export interface PlannedRequest {

@@ -3,8 +3,8 @@
  * and every file the review read, by path, size and sha256), and the RTMR3 events that pin the
  * reviewer, the rules, the artifact and the model request into the quote.
  */
-import { createHash } from "node:crypto";
 import { type EventLogEntry, measuredEvent } from "../attestation/index.js";
+import { sha256Hex } from "../crypto/index.js";
 import type {
   EvidenceInput,
   ReviewFindingRecord,
@@ -36,7 +36,7 @@ export function findingsEvidence(input: FindingsEvidenceInput): EvidenceInput {
     files: input.files.map((file) => ({
       path: file.path,
       size: file.data.length,
-      sha256: createHash("sha256").update(file.data).digest("hex"),
+      sha256: sha256Hex(file.data),
     })),
   };
   return {

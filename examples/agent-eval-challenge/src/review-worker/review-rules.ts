@@ -3,8 +3,7 @@
  * length and sha256, the revision id (the canonical digest of the file list) and that it is the
  * revision the assignment names. The static checks come from its checks.json.
  */
-import { createHash } from "node:crypto";
-import { canonicalDigest, type JsonValue } from "../crypto/index.js";
+import { canonicalDigest, type JsonValue, sha256Hex } from "../crypto/index.js";
 import type { RulesFile } from "../review/rules-bundle.js";
 import { parseChecks, type StaticCheck } from "./static-checks.js";
 
@@ -22,7 +21,7 @@ export function checksFromRulesBundle(body: unknown, expectedRevisionId: string)
   const contents = new Map<string, Buffer>();
   for (const file of files) {
     const content = Buffer.from(String(file?.content_b64 ?? ""), "base64");
-    const sha256 = createHash("sha256").update(content).digest("hex");
+    const sha256 = sha256Hex(content);
     if (content.length !== file.length || sha256 !== file.sha256) {
       throw new RulesInvalidError(
         `rules file ${String(file?.path)} does not match its length and sha256`,

@@ -5,11 +5,10 @@
  * report (sent again, identically, while the verifier is away). A failure before the report is
  * recorded with the failure route so the assignment does not sit until it expires.
  */
-import { createHash } from "node:crypto";
 import { readArchive } from "@platform/challenge-sdk";
 import { WorkerClientError } from "@platform/challenge-sdk/client";
 import type { ZipFileEntry } from "@platform/challenge-sdk/zip";
-import { canonicalDigest, type JsonValue } from "../crypto/index.js";
+import { canonicalDigest, type JsonValue, sha256Hex } from "../crypto/index.js";
 import type { ReviewAssignmentCore } from "../review/issue-assignment.js";
 import {
   buildReviewEnvelope,
@@ -59,8 +58,6 @@ export type RunResult =
   | { receipted: false; reason: FailureReason | "unreachable"; message: string };
 
 const ReviewFailure = WorkerFailure<FailureReason>;
-
-const sha256Hex = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
 
 /** Run one review for the assignment of `settings.token`; never throws. */
 export async function runReview(

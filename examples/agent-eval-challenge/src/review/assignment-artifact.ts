@@ -3,8 +3,8 @@
  * they leave, so storage corruption or a wrong join is a loud 500, never the wrong bytes served
  * under a good digest.
  */
-import { createHash } from "node:crypto";
 import { HttpError, type Logger, type Sql } from "@platform/challenge-sdk";
+import { sha256Hex } from "../crypto/index.js";
 import { VM_ERROR_CODES } from "./vm-errors.js";
 
 /** A stored artifact as read: its bytes and the sha256 recorded for it. */
@@ -20,7 +20,7 @@ export interface StoredArtifact {
  * artifact_integrity_failure (the bytes are never returned).
  */
 export function verifiedArtifactBytes(artifact: StoredArtifact, log: Logger): Uint8Array {
-  const actual = createHash("sha256").update(artifact.bytes).digest("hex");
+  const actual = sha256Hex(artifact.bytes);
   if (actual !== artifact.expectedSha256) {
     log.error("review artifact failed its integrity check: not served", {
       submission_id: artifact.submissionId,

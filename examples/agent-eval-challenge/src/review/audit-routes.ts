@@ -4,9 +4,9 @@
  * (rule 9) and the evidence objects (rule 11), both behind the challenge token. The work is in
  * review-audit.ts and review-evidence.ts.
  */
-import { createHash } from "node:crypto";
 import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
+import { sha256Hex } from "../crypto/index.js";
 import { ownerRequest, SessionIdParams, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { ReviewAuditQuery, ReviewAuditResponse } from "./audit-schemas.js";
@@ -73,7 +73,7 @@ export function reviewAuditRoutes(router: ChallengeRouter<Settings, AgentEvalSta
       return new Response(bytes, {
         headers: {
           "content-type": "application/json",
-          etag: `"${createHash("sha256").update(bytes).digest("hex")}"`,
+          etag: `"${sha256Hex(bytes)}"`,
         },
       });
     },

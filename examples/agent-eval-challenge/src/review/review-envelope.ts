@@ -6,10 +6,9 @@
  * (quote-verifier.ts: signature chain, report_data, measurement allow-list) and the event log.
  * The first failing check names the rejection; nothing later runs.
  */
-import { createHash } from "node:crypto";
 import type { Static } from "@platform/challenge-sdk";
 import { reviewReportData, type VmAttestationInput, vmAttestation } from "../attestation/index.js";
-import { canonicalDigest, type JsonValue } from "../crypto/index.js";
+import { canonicalDigest, type JsonValue, sha256Hex } from "../crypto/index.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
 import type {
   ReviewCore,
@@ -33,8 +32,6 @@ export const MAX_EVIDENCE_OBJECTS = 8;
 
 /** A report may be dated this far past the service's clock (the VM's clock drifts). */
 export const REPORT_CLOCK_SKEW_MS = 60_000;
-
-const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
 
 /** One evidence object the worker attaches: its name, media type and exact bytes. */
 export interface EvidenceInput {

@@ -4,12 +4,11 @@
  * instance at start, so every assignment of one process names the same revision, and a bundle
  * that breaks the limits stops the start instead of failing the first review.
  */
-import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Static } from "@platform/challenge-sdk";
-import { canonicalDigest } from "../crypto/index.js";
+import { canonicalDigest, sha256Hex } from "../crypto/index.js";
 import type { RulesBundleFile, RulesBundleResponse } from "./vm-schemas.js";
 
 export const RULES_BUNDLE_SCHEMA_VERSION = "rules-bundle/v1";
@@ -55,7 +54,7 @@ export async function loadRulesBundle(
     files.push({
       path,
       length: content.length,
-      sha256: createHash("sha256").update(content).digest("hex"),
+      sha256: sha256Hex(content),
       content_b64: content.toString("base64"),
     });
   }
