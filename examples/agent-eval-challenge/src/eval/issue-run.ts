@@ -2,11 +2,18 @@
  * Issues one immutable eval run inside the caller's transaction (which holds the submission row
  * and has checked the launch and the verified allow): the run token (only its sha256 stored and
  * named in the plan), the plan v1 and its digest, the run row, the submission's current-run
- * pointer, the run's "issue" status event and the submission's move to eval_running.
+ * pointer, the run's "issue" status event and the submission's move to eval_running; at most
+ * MAX_EVAL_RUNS_PER_REVIEW runs per allowing review (409 review_run_limit_reached).
  */
-import type { Static, TransactionSql } from "@platform/challenge-sdk";
+import { databaseNow, HttpError, type Static, type TransactionSql } from "@platform/challenge-sdk";
 import type { OwnedSubmission } from "../review/index.js";
-import { appendStatusEvent, EVAL_RUN_TTL_SECONDS, transitionSubmission } from "../state/index.js";
+import {
+  appendStatusEvent,
+  EVAL_RUN_TTL_SECONDS,
+  MAX_EVAL_RUNS_PER_REVIEW,
+  transitionSubmission,
+} from "../state/index.js";
+import { EVAL_ERROR_CODES } from "./eval-errors.js";
 import { buildEvalPlan, DEFAULT_TRIALS, newRunId } from "./eval-plan.js";
 import type { EvalPrepareResponse } from "./eval-schemas.js";
 import { runToken } from "./run-bearer.js";
@@ -24,7 +31,6 @@ export async function issueRun(
     submission: OwnedSubmission;
     allow: VerifiedAllow;
     runNumber: number;
-    reviewRunNumber: number;
     predecessorId: string | null;
     secretKey: Buffer;
     taskSet: TaskSet;
@@ -33,7 +39,17 @@ export async function issueRun(
   },
 ): Promise<EvalPrepareAnswer> {
   const { submission, allow } = input;
-  const [{ now }] = (await tx`select now() as now`) as unknown as [{ now: Date }];
+  const [{ n }] = (await tx`
+    select count(*)::int as n from eval_runs
+    where review_assignment_id = ${allow.assignmentId}`) as unknown as [{ n: number }];
+  if (n >= MAX_EVAL_RUNS_PER_REVIEW) {
+    throw new HttpError(
+      409,
+      EVAL_ERROR_CODES.reviewRunLimitReached,
+      `The allowing review has authorised its ${MAX_EVAL_RUNS_PER_REVIEW} eval runs.`,
+    );
+  }
+  const now = await databaseNow(tx);
   const runId = newRunId();
   const { token, hash: tokenSha256 } = runToken(input.secretKey, runId);
   const expiresAt = new Date(now.getTime() + EVAL_RUN_TTL_SECONDS * 1000);
@@ -55,7 +71,7 @@ export async function issueRun(
       state, plan, plan_sha256, token_sha256, token_delivered_at, nonce, issued_at, expires_at)
     values (
       ${runId}, ${submission.id}, ${allow.assignmentId}, ${input.runNumber},
-      ${input.reviewRunNumber}, ${input.predecessorId}, 'prepared', ${tx.json(plan as never)},
+      ${n + 1}, ${input.predecessorId}, 'prepared', ${tx.json(plan as never)},
       ${digest}, ${tokenSha256}, ${now}, ${plan.nonce}, ${now}, ${expiresAt})`;
   await tx`update submissions set current_eval_run_id = ${runId} where id = ${submission.id}`;
   await appendStatusEvent(tx, {

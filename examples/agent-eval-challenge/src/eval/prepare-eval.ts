@@ -13,7 +13,6 @@ import { lockOwnedSubmission, type OwnedSubmission, reviewTransaction } from "..
 import {
   ACTIVE_EVAL_RUN_STATES,
   type EvalRunState,
-  MAX_EVAL_RUNS_PER_REVIEW,
   MAX_EVAL_RUNS_PER_SUBMISSION,
   REVALIDATABLE_SUBMISSION_STATES,
 } from "../state/index.js";
@@ -101,7 +100,6 @@ export async function prepareEval(
         submission,
         allow,
         runNumber: 1,
-        reviewRunNumber: 1,
         predecessorId: null,
         secretKey: request.secretKey,
         taskSet: request.taskSet,
@@ -119,21 +117,10 @@ export async function prepareEval(
         `The submission has issued its ${MAX_EVAL_RUNS_PER_SUBMISSION} eval runs.`,
       );
     }
-    const [{ n }] = (await tx`
-      select count(*)::int as n from eval_runs
-      where review_assignment_id = ${allow.assignmentId}`) as unknown as [{ n: number }];
-    if (n >= MAX_EVAL_RUNS_PER_REVIEW) {
-      throw new HttpError(
-        409,
-        EVAL_ERROR_CODES.reviewRunLimitReached,
-        `The allowing review has authorised its ${MAX_EVAL_RUNS_PER_REVIEW} eval runs.`,
-      );
-    }
     const issued = await issueRun(tx, {
       submission,
       allow,
       runNumber: current.plan.run_number + 1,
-      reviewRunNumber: n + 1,
       predecessorId: current.run_id,
       secretKey: request.secretKey,
       taskSet: request.taskSet,

@@ -15,7 +15,6 @@ import { lockOwnedSubmission, type OwnedSubmission, reviewTransaction } from "..
 import {
   type EvalFailureCode,
   type EvalRunState,
-  MAX_EVAL_RUNS_PER_REVIEW,
   MAX_EVAL_RUNS_PER_SUBMISSION,
   RETRYABLE_EVAL_RUN_STATES,
   transitionEvalRun,
@@ -102,21 +101,10 @@ export async function retryEval(
     const previous = await expectedCurrentRun(tx, submission, request.expectedRunId);
     requireRetryable(previous);
     await confirmAllowUnchanged(tx, submission.id, allow);
-    const [{ n }] = (await tx`
-      select count(*)::int as n from eval_runs
-      where review_assignment_id = ${allow.assignmentId}`) as unknown as [{ n: number }];
-    if (n >= MAX_EVAL_RUNS_PER_REVIEW) {
-      throw new HttpError(
-        409,
-        EVAL_ERROR_CODES.reviewRunLimitReached,
-        `The allowing review has authorised its ${MAX_EVAL_RUNS_PER_REVIEW} eval runs.`,
-      );
-    }
     return issueRun(tx, {
       submission,
       allow,
       runNumber: previous.run_number + 1,
-      reviewRunNumber: n + 1,
       predecessorId: previous.id,
       secretKey: request.secretKey,
       taskSet: request.taskSet,
