@@ -7,7 +7,7 @@
  * verifier may be slow); the transaction then checks the same receipt is still the current one.
  */
 import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
-import { type QuoteVerifier, reviewReportData } from "../attestation/index.js";
+import type { QuoteVerifier } from "../attestation/index.js";
 import { canonicalDigest, type JsonValue } from "../crypto/index.js";
 import type { ReviewAssignmentCore } from "../review/index.js";
 import {
@@ -15,6 +15,7 @@ import {
   type StoredEnvelope,
   verifyQuote,
 } from "../review/receive-report.js";
+import { assignmentReportData } from "../review/review-envelope.js";
 import { EVAL_ERROR_CODES } from "./eval-errors.js";
 
 /** How old the allowing report may be when a run is issued. */
@@ -90,13 +91,7 @@ export async function verifyAllow(
       { extra: { reported_at: core.reported_at } },
     );
   }
-  const expectedReportData = reviewReportData({
-    assignmentDigest: row.core_sha256,
-    sessionId: row.core.session_id,
-    nonce: row.core.nonce,
-    issuedAt: row.core.issued_at,
-    reportedAt: core.reported_at,
-  });
+  const expectedReportData = assignmentReportData(row.core, row.core_sha256, core.reported_at);
   if (
     canonicalDigest(core as unknown as JsonValue) !== envelope.review_digest ||
     core.assignment_digest !== row.core_sha256 ||

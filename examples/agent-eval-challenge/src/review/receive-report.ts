@@ -15,7 +15,7 @@
 import type { Logger, Static } from "@platform/challenge-sdk";
 import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import type { QuoteVerifier } from "../attestation/index.js";
-import { reviewReportData, verifyAttestation } from "../attestation/index.js";
+import { verifyAttestation } from "../attestation/index.js";
 import { deriveKey, KeyLabel, seal } from "../crypto/index.js";
 import {
   type AssignmentEvent,
@@ -26,6 +26,7 @@ import { reviewTransaction } from "./_review-transaction.js";
 import type { AuthorizedAssignment } from "./assignment-bearer.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
 import {
+  assignmentReportData,
   type CheckedEvidence,
   checkEnvelopeLocally,
   envelopeReceiptSha256,
@@ -142,7 +143,11 @@ async function receiptOrPending(
       assignmentId: row.id,
       firstReceipt: false,
       envelope,
-      expectedReportData: expectedReportDataOf(row, envelope),
+      expectedReportData: assignmentReportData(
+        row.core,
+        row.core_sha256,
+        envelope.review_core.reported_at,
+      ),
     };
   }
 
@@ -261,16 +266,6 @@ function rejection(
     confidential: verifier.confidential,
     measurement: null,
   };
-}
-
-function expectedReportDataOf(row: ReportRow, envelope: StoredEnvelope): Buffer {
-  return reviewReportData({
-    assignmentDigest: row.core_sha256,
-    sessionId: row.core.session_id,
-    nonce: row.core.nonce,
-    issuedAt: row.core.issued_at,
-    reportedAt: envelope.review_core.reported_at,
-  });
 }
 
 /** Each evidence object sealed under the evidence key, its object ref as associated data. */

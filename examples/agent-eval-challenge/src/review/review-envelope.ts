@@ -78,13 +78,7 @@ export async function buildReviewEnvelope(
     reviewer: input.reviewer,
     reported_at: input.reportedAt,
   };
-  const reportData = reviewReportData({
-    assignmentDigest: input.assignmentDigest,
-    sessionId: assignment.session_id,
-    nonce: assignment.nonce,
-    issuedAt: assignment.issued_at,
-    reportedAt: input.reportedAt,
-  });
+  const reportData = assignmentReportData(assignment, input.assignmentDigest, input.reportedAt);
   return {
     schema_version: REVIEW_ENVELOPE_SCHEMA_VERSION,
     domain: REVIEW_ENVELOPE_DOMAIN,
@@ -97,6 +91,21 @@ export async function buildReviewEnvelope(
       content_b64: object.bytes.toString("base64"),
     })),
   };
+}
+
+/** The report_data a report on `assignment` (digest `assignmentDigest`) dated `reportedAt` binds. */
+export function assignmentReportData(
+  assignment: ReviewAssignmentCore,
+  assignmentDigest: string,
+  reportedAt: string,
+): Buffer {
+  return reviewReportData({
+    assignmentDigest,
+    sessionId: assignment.session_id,
+    nonce: assignment.nonce,
+    issuedAt: assignment.issued_at,
+    reportedAt,
+  });
 }
 
 /** sha256 hex of the envelope's canonical JSON: "identical replay" means the same receipt. */
@@ -195,13 +204,7 @@ export function checkEnvelopeLocally(
   ) {
     return fail("model_call_mismatch", "the core's model call is not the request bound before it");
   }
-  const expectedReportData = reviewReportData({
-    assignmentDigest: assignment.coreSha256,
-    sessionId: stored.session_id,
-    nonce: stored.nonce,
-    issuedAt: stored.issued_at,
-    reportedAt: core.reported_at,
-  });
+  const expectedReportData = assignmentReportData(stored, assignment.coreSha256, core.reported_at);
   if (envelope.report_data_hex !== expectedReportData.toString("hex")) {
     return fail(
       "report_data_binding_mismatch",
