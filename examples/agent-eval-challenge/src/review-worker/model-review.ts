@@ -6,6 +6,7 @@
  * report still binds one request.
  */
 import { randomBytes } from "node:crypto";
+import type { ZipFileEntry } from "@platform/challenge-sdk/zip";
 import { sha256Hex } from "../crypto/index.js";
 import {
   MAX_EVIDENCE_OBJECT_BYTES,
@@ -32,11 +33,6 @@ export interface PlannedRequest {
   record: PlannedModelCall;
   /** The exact request body (null: no model, nothing is sent). */
   body: Buffer | null;
-}
-
-export interface PromptFile {
-  path: string;
-  data: Buffer;
 }
 
 const SYSTEM_PROMPT = [
@@ -70,7 +66,7 @@ export function planNoModelCall(requestId: string): PlannedRequest {
 export function planModelCall(
   requestId: string,
   model: ModelSettings,
-  files: readonly PromptFile[],
+  files: readonly ZipFileEntry[],
   findings: readonly ReviewFindingRecord[],
 ): PlannedRequest {
   let budget = MAX_PROMPT_CONTENT_CHARS;

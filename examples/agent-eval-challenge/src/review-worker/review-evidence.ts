@@ -3,6 +3,7 @@
  * and every file the review read, by path, size and sha256), and the RTMR3 events that pin the
  * reviewer, the rules, the artifact and the model request into the quote.
  */
+import type { ZipFileEntry } from "@platform/challenge-sdk/zip";
 import { type EventLogEntry, measuredEvent } from "../attestation/index.js";
 import { sha256Hex } from "../crypto/index.js";
 import type {
@@ -19,7 +20,7 @@ export interface FindingsEvidenceInput {
   staticVerdict: ReviewVerdict;
   modelVerdict: ReviewVerdict | null;
   findings: readonly ReviewFindingRecord[];
-  files: readonly { path: string; data: Buffer }[];
+  files: readonly ZipFileEntry[];
   /** Why the ZIP could not be read (its files are then not listed). */
   zipError: { code: string; message: string } | null;
 }

@@ -5,6 +5,7 @@
  * (the file's presence is the finding, as for shipped binaries). The rules are data the service
  * serves, so the worker refuses a checks.json it cannot read rather than reviewing with less.
  */
+import type { ZipFileEntry } from "@platform/challenge-sdk/zip";
 import type { ReviewFindingRecord, ReviewVerdict } from "../review/review-envelope.js";
 
 export const CHECKS_SCHEMA_VERSION = "review-checks/v1";
@@ -23,12 +24,6 @@ export interface StaticCheck {
   pattern: RegExp | null;
   maxLineLength: number | null;
   message: string;
-}
-
-/** A file of the agent, as the checks read it. */
-export interface CheckedFile {
-  path: string;
-  data: Buffer;
 }
 
 export class ChecksFileError extends Error {
@@ -129,7 +124,7 @@ function firstHit(check: StaticCheck, text: string): number | null {
  */
 export function runStaticChecks(
   checks: readonly StaticCheck[],
-  files: readonly CheckedFile[],
+  files: readonly ZipFileEntry[],
 ): ReviewFindingRecord[] {
   const findings: ReviewFindingRecord[] = [];
   for (const file of files) {
