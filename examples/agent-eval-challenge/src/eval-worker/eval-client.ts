@@ -5,6 +5,7 @@
  * on: what a status means (go on without telemetry, give up) is the run's decision. The result
  * alone is delivered: the same bytes until a receipt, a refusal or the budget's end.
  */
+import type { Static } from "@platform/challenge-sdk";
 import {
   type ClientAnswer,
   createWorkerClient,
@@ -12,14 +13,11 @@ import {
 } from "@platform/challenge-sdk/client";
 import type { ProgressEventRecord } from "../eval/progress.js";
 import type { TelemetryGrant } from "../eval/telemetry-grant.js";
+import type { AttemptLogLine } from "../live/live-schemas.js";
 import type { OpenedAttempt } from "../live/open-attempt.js";
 
 /** One line of a trial's output as the events route takes it. */
-export interface AttemptEventLine {
-  stream: "stdout" | "stderr" | "agent";
-  message: string;
-  at?: string;
-}
+export type AttemptEventLine = Static<typeof AttemptLogLine>;
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
