@@ -60,6 +60,15 @@ export function samplerSeed(configured: string | null, secretKey: Buffer): strin
   return configured ?? deriveKey(secretKey, KeyLabel.replayAuditSeed).toString("hex");
 }
 
+/** 404 audit_not_available: not an accepted, fully attested run (or none at all). */
+function notAvailable(runId: string): HttpError {
+  return new HttpError(
+    404,
+    REPLAY_AUDIT_ERROR_CODES.auditNotAvailable,
+    `Eval run ${runId} is not an accepted, fully attested run.`,
+  );
+}
+
 async function population(sql: Sql, runId?: string): Promise<PopulationRow[]> {
   return sql<PopulationRow[]>`
     select r.id as run_id, r.submission_id, r.plan, r.plan_sha256, r.accepted_at, e.result_core
@@ -110,13 +119,7 @@ export async function replayAuditRequest(
 ) {
   const rows = await population(sql);
   const row = rows.find((candidate) => candidate.run_id === runId);
-  if (!row) {
-    throw new HttpError(
-      404,
-      REPLAY_AUDIT_ERROR_CODES.auditNotAvailable,
-      `Eval run ${runId} is not an accepted, fully attested run.`,
-    );
-  }
+  if (!row) throw notAvailable(runId);
   const selected = sampleRuns(
     sampler.seed,
     sampler.rate,
@@ -136,13 +139,7 @@ export async function recordReplayResult(
   input: { runId: string; auditId: string; tasks: ReplayTask[] },
 ) {
   const [row] = await population(sql, input.runId);
-  if (!row) {
-    throw new HttpError(
-      404,
-      REPLAY_AUDIT_ERROR_CODES.auditNotAvailable,
-      `Eval run ${input.runId} is not an accepted, fully attested run.`,
-    );
-  }
+  if (!row) throw notAvailable(input.runId);
   const planned = new Set(row.plan.task_set.task_ids);
   const seen = new Set<string>();
   for (const task of input.tasks) {

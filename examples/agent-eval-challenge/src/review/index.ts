@@ -1,6 +1,7 @@
 /**
- * The review issue flow: the rules bundle v1, and prepare, retry, cancel and operator approvals
- * (routes and the transactional operations behind them).
+ * What the rest of the challenge (and the review tests) use of the review flow: its routes, the
+ * rules bundle v1, prepare and operator approvals, the owned-submission lock and the review
+ * transaction the eval flow runs in too.
  */
 
 export { lockOwnedSubmission, type OwnedSubmission } from "./_owned-submission.js";
