@@ -2,7 +2,7 @@
 // until every contender waits on it); on PGlite, which is one session, they queue, and the same
 // guarantees must hold.
 import { randomBytes } from "node:crypto";
-import { HttpError, type Sql } from "@platform/challenge-sdk";
+import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import { testBackends, waitFor } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -31,6 +31,30 @@ async function waitForLockWaiters(sql: Sql, count: number): Promise<void> {
     },
     { timeoutMs: 30_000, intervalMs: 10, what: `${count} lock waiters` },
   );
+}
+
+/**
+ * A transaction that takes a row lock with `lock` and keeps it until `release()`. `holding`
+ * resolves once the lock is taken: contenders started before that could take the row first, and
+ * then the blocker itself waits, one contender runs through, and the count of waiters the test
+ * waits for never comes (seen as a 30 s timeout).
+ */
+function holdLock(sql: Sql, lock: (tx: TransactionSql) => PromiseLike<unknown>) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked!: () => void;
+  const holding = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const done = sql.begin(async (tx) => {
+    await lock(tx);
+    locked();
+    await released;
+  });
+  // A blocker that fails before it holds the lock must fail the wait too, not leave it hanging.
+  return { holding: Promise.race([holding, done.then(() => {})]), release, done };
 }
 
 describe.each(await testBackends())("concurrent state changes on %s", (backend) => {
@@ -67,21 +91,18 @@ describe.each(await testBackends())("concurrent state changes on %s", (backend) 
     if (backend === "postgres") {
       // Hold the row so every contender reads "queued", then blocks in its UPDATE; release them
       // together: all but one must find the state gone (a lost compare-and-swap, not a no-op).
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      const blocker = sql.begin(async (tx) => {
-        await tx`select id from review_assignments where id = ${seeded.assignmentId} for update`;
-        await released;
-      });
+      const blocker = holdLock(
+        sql,
+        (tx) => tx`select id from review_assignments where id = ${seeded.assignmentId} for update`,
+      );
+      await blocker.holding;
       const racing = race();
       try {
         await waitForLockWaiters(sql, contenders.length);
       } finally {
-        release();
+        blocker.release();
       }
-      await blocker;
+      await blocker.done;
       results = await racing;
     } else {
       results = await race();
@@ -167,22 +188,19 @@ describe.each(await testBackends())("concurrent state changes on %s", (backend) 
       // it until both contenders have stored their submission and wait on it, then lets them go.
       await sql`insert into sdk_rate_limits (bucket, hotkey, hits, window_seconds)
         values ('agent-eval submissions', ${hotkey}, array[now() - interval '4 hours'], ${windowSeconds})`;
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      const blocker = sql.begin(async (tx) => {
-        await tx`select 1 from sdk_rate_limits
-                 where bucket = 'agent-eval submissions' and hotkey = ${hotkey} for update`;
-        await released;
-      });
+      const blocker = holdLock(
+        sql,
+        (tx) => tx`select 1 from sdk_rate_limits
+                   where bucket = 'agent-eval submissions' and hotkey = ${hotkey} for update`,
+      );
+      await blocker.holding;
       const racing = race();
       try {
         await waitForLockWaiters(sql, 2);
       } finally {
-        release();
+        blocker.release();
       }
-      await blocker;
+      await blocker.done;
       outcomes = await racing;
     } else {
       outcomes = await race();
