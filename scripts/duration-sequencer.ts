@@ -23,6 +23,14 @@ export function recordedDurations(): Map<string, number> {
   );
 }
 
+/**
+ * Files at least this long (recorded seconds) start first, longest first; the rest follow by
+ * project. Files of a project share their worker's modules (`isolate: false`, vitest.config.ts),
+ * but a worker serves one project at a time: short files interleaved across projects would each
+ * start a new worker and import the packages again, which is most of a short file's cost.
+ */
+const LONG_FILE_SECONDS = 8;
+
 export class DurationSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const durations = recordedDurations();
@@ -30,10 +38,23 @@ export class DurationSequencer extends BaseSequencer {
     const typical = known.length > 0 ? known[Math.floor(known.length / 2)]! : 0;
     const seconds = (file: TestSpecification) =>
       durations.get(relative(root, file.moduleId).split("\\").join("/")) ?? typical;
-    // A project's `sequence.groupOrder` still comes first, as in vitest's own order.
+    const projectSeconds = new Map<string, number>();
+    for (const file of files) {
+      const name = file.project.name;
+      projectSeconds.set(name, (projectSeconds.get(name) ?? 0) + seconds(file));
+    }
+    const long = (file: TestSpecification) => (seconds(file) >= LONG_FILE_SECONDS ? 1 : 0);
+    const ofProject = (file: TestSpecification) => projectSeconds.get(file.project.name)!;
+    // A project's `sequence.groupOrder` still comes first, as in vitest's own order. Then the
+    // long files, longest first; then each project's short files together (the projects with
+    // the most time first), longest first within.
     return [...files].sort(
       (a, b) =>
         a.project.config.sequence.groupOrder - b.project.config.sequence.groupOrder ||
+        long(b) - long(a) ||
+        (long(a)
+          ? 0
+          : ofProject(b) - ofProject(a) || a.project.name.localeCompare(b.project.name)) ||
         seconds(b) - seconds(a) ||
         a.moduleId.localeCompare(b.moduleId),
     );
