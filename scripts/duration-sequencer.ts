@@ -31,8 +31,33 @@ export function recordedDurations(): Map<string, number> {
  */
 const LONG_FILE_SECONDS = 8;
 
+/**
+ * `files` in a random order fixed by `seed` (a linear congruential generator: the same seed, the
+ * same order). For `TEST_SHUFFLE_SEED`: files share their worker's modules, so a file that
+ * passes only after, or only without, another is found by running the suite in other orders.
+ */
+export function shuffled<T>(files: readonly T[], seed: number): T[] {
+  let state = Math.abs(Math.trunc(seed)) % 2 ** 31;
+  const next = () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+  const out = [...files];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
 export class DurationSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const seed = process.env["TEST_SHUFFLE_SEED"];
+    if (seed) {
+      if (!/^\d+$/.test(seed))
+        throw new Error(`TEST_SHUFFLE_SEED must be a whole number, not ${seed}`);
+      return shuffled(files, Number(seed));
+    }
     const durations = recordedDurations();
     const known = [...durations.values()].sort((a, b) => a - b);
     const typical = known.length > 0 ? known[Math.floor(known.length / 2)]! : 0;
