@@ -37,12 +37,13 @@ async function execute(options: MinerOptions): Promise<void> {
   );
   const miner: Miner = { client, pair };
   const id = options.submission!;
+  const agentPath = options.agent === undefined ? "" : resolve(options.agent);
+  const name = options.name ?? basename(agentPath).replace(/\.zip$/i, "");
   switch (options.command) {
     case "run": {
-      const agentPath = resolve(options.agent!);
       const score = await runAll(miner, {
         agentPath,
-        name: options.name ?? basename(agentPath).replace(/\.zip$/i, ""),
+        name,
         env: options.env,
         agentImage: options.agentImage,
         waitWeightSeconds: options.waitWeightSeconds,
@@ -50,15 +51,9 @@ async function execute(options: MinerOptions): Promise<void> {
       console.log(`final score: ${scoreText(score)}`);
       return;
     }
-    case "submit": {
-      const agentPath = resolve(options.agent!);
-      await submitAgent(
-        miner,
-        agentPath,
-        options.name ?? basename(agentPath).replace(/\.zip$/i, ""),
-      );
+    case "submit":
+      await submitAgent(miner, agentPath, name);
       return;
-    }
     case "env":
       return setEnv(miner, id, options.env);
     case "launch":

@@ -4,6 +4,7 @@
  * (prepare, the telemetry grant, the eval worker, the result), and, through a master, the weight
  * that followed. `run` chains them; every step is also its own subcommand (miner.ts).
  */
+import { setTimeout as delay } from "node:timers/promises";
 import type { Static } from "@platform/challenge-sdk";
 import type { Sr25519Keypair } from "@platform/challenge-sdk/signing";
 import { sha256Hex } from "../crypto/index.js";
@@ -134,7 +135,6 @@ export function evalStatus(miner: Miner, id: number): Promise<Static<typeof Eval
 interface WeightsSnapshot {
   computed_at: string;
   hotkeys?: Record<string, number>;
-  sources?: Record<string, unknown>;
 }
 
 /** Through a master: wait (up to `seconds`) for a snapshot giving `hotkey` a weight. */
@@ -159,7 +159,7 @@ export async function awaitWeight(miner: Miner, seconds: number): Promise<number
       );
       return null;
     }
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await delay(2000);
   }
 }
 
@@ -214,7 +214,7 @@ export async function awaitChainWeight(miner: Miner, seconds: number): Promise<v
       );
       return;
     }
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await delay(2000);
   }
 }
 

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { DEFAULT_AGENT_IMAGE } from "../eval-worker/eval-worker-settings.js";
 import { MinerError } from "./challenge-client.js";
-import { AGENT_IMAGE } from "./workers.js";
 
 export const COMMANDS = ["run", "submit", "env", "launch", "review", "eval", "status"] as const;
 export type Command = (typeof COMMANDS)[number];
@@ -32,7 +32,7 @@ options:
   --name <name>         the submission's display name (default: the agent folder's name)
   --env KEY=VALUE       an env value for the agent (repeatable); values are never printed
   --env-file <file>     KEY=VALUE lines (# comments)
-  --agent-image <tag>   the image agents run in (default ${AGENT_IMAGE}, built when absent)
+  --agent-image <tag>   the image agents run in (default ${DEFAULT_AGENT_IMAGE}, built when absent)
   --wait-weight <s>     through a master, wait this long for the weight (default 120)
   -h, --help            this text
 
@@ -102,7 +102,7 @@ export function parseMinerOptions(argv: string[], env: NodeJS.ProcessEnv): Miner
     name: values.name,
     submission,
     env: envValues,
-    agentImage: values["agent-image"] ?? AGENT_IMAGE,
+    agentImage: values["agent-image"] ?? DEFAULT_AGENT_IMAGE,
     waitWeightSeconds: wait,
   };
 }

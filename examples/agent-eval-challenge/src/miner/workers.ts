@@ -10,10 +10,8 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { DEFAULT_AGENT_IMAGE } from "../eval-worker/eval-worker-settings.js";
 import { MinerError } from "./challenge-client.js";
-
-/** The image agents run in (agent-image/build.sh tags it). */
-export const AGENT_IMAGE = "platform/agent-eval-agent:local";
 
 /**
  * The example's folder: this file runs as dist/miner.js (built) or src/miner/workers.ts (from
@@ -98,7 +96,7 @@ export function runEvalWorker(input: {
 /** The agent image, built (debootstrap + python3, a few minutes the first time) when absent. */
 export async function ensureAgentImage(image: string): Promise<void> {
   if ((await run("docker", ["image", "inspect", image], {}, null)) === 0) return;
-  if (image !== AGENT_IMAGE) {
+  if (image !== DEFAULT_AGENT_IMAGE) {
     throw new MinerError(`the agent image ${image} is not present (docker image inspect failed)`);
   }
   console.log(`miner: building ${image} (first time only: a few minutes)`);
