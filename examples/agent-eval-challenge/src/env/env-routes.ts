@@ -71,10 +71,7 @@ export function minerEnvRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       ...OWNER_ERRORS,
       ...LOCKED,
     },
-    handler: ({ sql, params, miner }) =>
-      confirmEmptyMinerEnv(sql, {
-        ...ownerRequest(params, miner),
-      }),
+    handler: ({ sql, params, miner }) => confirmEmptyMinerEnv(sql, ownerRequest(params, miner)),
   });
 
   router.signed({

@@ -29,6 +29,13 @@ interface EnvRow {
   locked_at: Date | null;
 }
 
+/** A launch as submission_launches records it. */
+interface LaunchRow {
+  env_kind: "set" | "empty";
+  env_revision: number;
+  launched_at: Date;
+}
+
 export interface MinerEnvRequest {
   submissionId: string;
   hotkey: string;
@@ -53,16 +60,6 @@ function metadataOf(submissionId: string, row: EnvRow | null): MinerEnvMetadata 
     locked: row?.locked_at != null,
     updated_at: row?.updated_at.toISOString() ?? null,
   };
-}
-
-function refuseLocked(row: EnvRow | null): void {
-  if (row?.locked_at) {
-    throw new HttpError(
-      409,
-      ENV_ERROR_CODES.locked,
-      "The env was locked by launch; it never changes again.",
-    );
-  }
 }
 
 /** GET env: the metadata. */
@@ -119,7 +116,13 @@ function writeEnv(
   return sql.begin(async (tx) => {
     const submission = await lockOwnedSubmission(tx, request.submissionId, request.hotkey);
     const current = await envRow(tx, submission.id);
-    refuseLocked(current);
+    if (current?.locked_at) {
+      throw new HttpError(
+        409,
+        ENV_ERROR_CODES.locked,
+        "The env was locked by launch; it never changes again.",
+      );
+    }
     const revision = (current?.revision ?? 0) + 1;
     const next = build(revision, submission.id);
     await tx`
@@ -138,9 +141,7 @@ function writeEnv(
 export function launchEvaluation(sql: Sql, request: MinerEnvRequest): Promise<MinerEnvLaunch> {
   return sql.begin(async (tx) => {
     const submission = await lockOwnedSubmission(tx, request.submissionId, request.hotkey);
-    const [launched] = await tx<
-      { env_kind: "set" | "empty"; env_revision: number; launched_at: Date }[]
-    >`
+    const [launched] = await tx<LaunchRow[]>`
       select env_kind, env_revision, launched_at from submission_launches
       where submission_id = ${submission.id}`;
     if (launched) return launchOf(submission.id, submission.state, launched);
@@ -153,9 +154,7 @@ export function launchEvaluation(sql: Sql, request: MinerEnvRequest): Promise<Mi
       );
     }
     await tx`update submission_env set locked_at = now() where submission_id = ${submission.id}`;
-    const [recorded] = await tx<
-      { env_kind: "set" | "empty"; env_revision: number; launched_at: Date }[]
-    >`
+    const [recorded] = await tx<LaunchRow[]>`
       insert into submission_launches (submission_id, env_kind, env_revision)
       values (${submission.id}, ${env.kind}, ${env.revision})
       returning env_kind, env_revision, launched_at`;
@@ -163,11 +162,7 @@ export function launchEvaluation(sql: Sql, request: MinerEnvRequest): Promise<Mi
   }) as Promise<MinerEnvLaunch>;
 }
 
-function launchOf(
-  submissionId: string,
-  state: string,
-  row: { env_kind: "set" | "empty"; env_revision: number; launched_at: Date },
-): MinerEnvLaunch {
+function launchOf(submissionId: string, state: string, row: LaunchRow): MinerEnvLaunch {
   return {
     submission_id: Number(submissionId),
     launched_at: row.launched_at.toISOString(),
