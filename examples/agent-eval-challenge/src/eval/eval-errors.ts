@@ -11,8 +11,6 @@ export const EVAL_ERROR_CODES = {
   reviewStale: "review_stale",
   /** 404: no run with this id for this submission. */
   runNotFound: "run_not_found",
-  /** 409: the named run is not the submission's current one (the body names the current). */
-  staleRun: "stale_run",
   /** 409: retry needs a cancelled, expired or failed current run. */
   runNotRetryable: "run_not_retryable",
   /** 409: the submission has issued its 8 runs. */

@@ -17,6 +17,7 @@ import {
   type EvalRunState,
   MAX_EVAL_RUNS_PER_SUBMISSION,
   RETRYABLE_EVAL_RUN_STATES,
+  staleRun,
   transitionEvalRun,
 } from "../state/index.js";
 import { EVAL_ERROR_CODES } from "./eval-errors.js";
@@ -51,14 +52,7 @@ async function expectedCurrentRun(
       `No eval run ${expectedRunId} for submission ${submission.id}.`,
     );
   }
-  if (row.current_eval_run_id !== row.id) {
-    throw new HttpError(
-      409,
-      EVAL_ERROR_CODES.staleRun,
-      `Eval run ${expectedRunId} is not the current run of submission ${submission.id}.`,
-      { extra: { current_eval_run_id: row.current_eval_run_id } },
-    );
-  }
+  if (row.current_eval_run_id !== row.id) throw staleRun(row.id, row.current_eval_run_id);
   return { id: row.id, state: row.state, run_number: row.run_number };
 }
 

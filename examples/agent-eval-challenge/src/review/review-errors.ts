@@ -13,8 +13,6 @@ export const REVIEW_ERROR_CODES = {
   reviewSessionNotFound: "review_session_not_found",
   /** 404: no assignment with this id in this session. */
   assignmentNotFound: TRANSITION_ERROR_CODES.assignmentNotFound,
-  /** 409: the named assignment is not the session's current one. */
-  staleAssignment: TRANSITION_ERROR_CODES.staleAssignment,
   /** 409: the current assignment is still active: cancel it (or wait) before a retry. */
   assignmentNotTerminal: "assignment_not_terminal",
   /** 409: a rejected or escalated assignment needs an unused, unexpired operator approval. */

@@ -55,5 +55,10 @@ export {
   transitionEvalRun,
   transitionSubmission,
 } from "./transition.js";
-export { notFound, staleAssignment, TRANSITION_ERROR_CODES } from "./transition-errors.js";
+export {
+  notFound,
+  staleAssignment,
+  staleRun,
+  TRANSITION_ERROR_CODES,
+} from "./transition-errors.js";
 export { nextState } from "./transition-table.js";

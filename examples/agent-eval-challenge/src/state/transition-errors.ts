@@ -63,3 +63,13 @@ export function staleAssignment(named: string, current: string | null): HttpErro
     { extra: { current_assignment_id: current } },
   );
 }
+
+/** 409 stale_run naming the current run. */
+export function staleRun(named: string, current: string | null): HttpError {
+  return new HttpError(
+    409,
+    TRANSITION_ERROR_CODES.staleRun,
+    `Eval run ${named} is not the current run of its submission.`,
+    { extra: { current_eval_run_id: current } },
+  );
+}

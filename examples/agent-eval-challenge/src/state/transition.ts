@@ -23,6 +23,7 @@ import {
   invalidTransition,
   notFound,
   staleAssignment,
+  staleRun,
   TRANSITION_ERROR_CODES,
   type TransitionErrorCode,
   transitionConflict,
@@ -245,13 +246,7 @@ export async function transitionEvalRun(
     submissionEvent: SUBMISSION_EVENT_OF_EVAL_RUN_EVENT[event],
     notFoundCode: TRANSITION_ERROR_CODES.runNotFound,
     expiredCode: TRANSITION_ERROR_CODES.runExpired,
-    stale: (current) =>
-      new HttpError(
-        409,
-        TRANSITION_ERROR_CODES.staleRun,
-        `Eval run ${runId} is not the current run of its submission.`,
-        { extra: { current_eval_run_id: current } },
-      ),
+    stale: (current) => staleRun(runId, current),
     read: (at) => tx<ChildRow<EvalRunState>[]>`
       select r.state, r.submission_id, s.current_eval_run_id as current_id,
         r.expires_at <= ${at} as past_expiry
@@ -321,7 +316,7 @@ async function transitionChild<State extends string, Event extends string>(
   });
   const submission = child.submissionEvent
     ? await transitionSubmission(tx, {
-        ...contextOf(input),
+        ...input,
         now: at,
         submissionId: row.submission_id,
         event: child.submissionEvent,
@@ -376,10 +371,6 @@ function requireExactRecords(
       `The ${machine} event "${event}" takes the records [${expected.join(", ")}], got [${given.join(", ")}].`,
     );
   }
-}
-
-function contextOf(input: TransitionContext): TransitionContext {
-  return { actor: input.actor, reasonCode: input.reasonCode ?? null, reason: input.reason ?? null };
 }
 
 function statusFields(context: TransitionContext, at: Date) {
