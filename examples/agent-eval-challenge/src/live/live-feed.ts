@@ -96,9 +96,7 @@ interface TaskEventRow {
   created_at: Date;
 }
 
-type Item =
-  | { type: "status"; at: number; row: StatusRow }
-  | { type: "task"; at: number; row: TaskEventRow };
+type Item = { type: "status"; row: StatusRow } | { type: "task"; row: TaskEventRow };
 
 /** Whether submission `submissionId` exists. */
 export async function submissionExists(sql: Sql, submissionId: number): Promise<boolean> {
@@ -163,6 +161,8 @@ export async function* liveFeed(
   }
 }
 
+const timeOf = (at: Date) => new Date(at).getTime();
+
 /**
  * Both batches merged by time (a status change first on a tie), each stream kept in its own
  * order (seq, id), so the cursor only moves forward. When one batch is full and used up, the
@@ -172,24 +172,19 @@ function merged(statuses: StatusRow[], events: TaskEventRow[], batch: number): I
   const items: Item[] = [];
   let i = 0;
   let j = 0;
-  const statusAt = (row: StatusRow) => new Date(row.at).getTime();
-  const eventAt = (row: TaskEventRow) => new Date(row.created_at).getTime();
   while (i < statuses.length || j < events.length) {
     const status = statuses[i];
     const event = events[j];
-    if (status === undefined) {
-      if (statuses.length === batch) break;
-      items.push({ type: "task", at: eventAt(event!), row: event! });
-      j++;
-    } else if (event === undefined) {
-      if (events.length === batch) break;
-      items.push({ type: "status", at: statusAt(status), row: status });
-      i++;
-    } else if (statusAt(status) <= eventAt(event)) {
-      items.push({ type: "status", at: statusAt(status), row: status });
+    if (status === undefined && statuses.length === batch) break;
+    if (event === undefined && events.length === batch) break;
+    if (
+      status !== undefined &&
+      (event === undefined || timeOf(status.at) <= timeOf(event.created_at))
+    ) {
+      items.push({ type: "status", row: status });
       i++;
     } else {
-      items.push({ type: "task", at: eventAt(event), row: event });
+      items.push({ type: "task", row: event! });
       j++;
     }
   }
