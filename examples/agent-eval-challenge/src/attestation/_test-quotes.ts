@@ -1,7 +1,7 @@
 // Quote fixtures shared by this folder's tests (private: nothing outside the folder imports it).
 
 import { generateKeyPairSync } from "node:crypto";
-import { DEV_MEASUREMENT, loadDevAttestationKey, signQuoteBody } from "./dev-quote.js";
+import { devQuoteBody, loadDevAttestationKey, signQuoteBody } from "./dev-quote.js";
 import type { TdQuoteBody } from "./tdx-quote.js";
 
 export const devKey = loadDevAttestationKey();
@@ -21,20 +21,6 @@ export function signQuoteWith(
   privateKeyPem: string,
   overrides: Partial<TdQuoteBody> & { reportData: Buffer },
 ): Buffer {
-  const zero48 = Buffer.alloc(48);
-  const body: TdQuoteBody = {
-    teeTcbSvn: Buffer.alloc(16),
-    mrSeam: zero48,
-    mrSignerSeam: zero48,
-    seamAttributes: Buffer.alloc(8),
-    tdAttributes: Buffer.alloc(8),
-    xfam: Buffer.alloc(8),
-    mrTd: Buffer.from(DEV_MEASUREMENT, "hex"),
-    mrConfigId: zero48,
-    mrOwner: zero48,
-    mrOwnerConfig: zero48,
-    rtmrs: [zero48, zero48, zero48, zero48],
-    ...overrides,
-  };
+  const body = { ...devQuoteBody(overrides.reportData), ...overrides };
   return signQuoteBody(privateKeyPem, body, Buffer.from("test certification data"));
 }

@@ -89,28 +89,30 @@ export function signDevQuote(request: DevQuoteRequest): Buffer {
   if (request.reportData.length !== REPORT_DATA_BYTES) {
     throw new RangeError(`reportData must be ${REPORT_DATA_BYTES} bytes`);
   }
-  const zeroRtmr = "00".repeat(48);
-  const rtmrHex = request.rtmrs ?? [zeroRtmr, zeroRtmr, zeroRtmr, zeroRtmr];
-  const body: TdQuoteBody = {
+  const rtmrs = request.rtmrs?.map((hex, index) => measurementBytes(`rtmr${index}`, hex));
+  return signQuoteBody(request.privateKeyPem, {
+    ...devQuoteBody(request.reportData),
+    mrTd: measurementBytes("mrtd", request.mrtd ?? DEV_MEASUREMENT),
+    ...(rtmrs && { rtmrs: rtmrs as [Buffer, Buffer, Buffer, Buffer] }),
+  });
+}
+
+/** A TD quote body of zeros (RTMRs included) but for DEV_MEASUREMENT and `reportData`. */
+export function devQuoteBody(reportData: Buffer): TdQuoteBody {
+  return {
     teeTcbSvn: zeros(16),
     mrSeam: zeros(48),
     mrSignerSeam: zeros(48),
     seamAttributes: zeros(8),
     tdAttributes: zeros(8),
     xfam: zeros(8),
-    mrTd: measurementBytes("mrtd", request.mrtd ?? DEV_MEASUREMENT),
+    mrTd: Buffer.from(DEV_MEASUREMENT, "hex"),
     mrConfigId: zeros(48),
     mrOwner: zeros(48),
     mrOwnerConfig: zeros(48),
-    rtmrs: [
-      measurementBytes("rtmr0", rtmrHex[0]!),
-      measurementBytes("rtmr1", rtmrHex[1]!),
-      measurementBytes("rtmr2", rtmrHex[2]!),
-      measurementBytes("rtmr3", rtmrHex[3]!),
-    ],
-    reportData: Buffer.from(request.reportData),
+    rtmrs: [zeros(48), zeros(48), zeros(48), zeros(48)],
+    reportData: Buffer.from(reportData),
   };
-  return signQuoteBody(request.privateKeyPem, body);
 }
 
 /**
