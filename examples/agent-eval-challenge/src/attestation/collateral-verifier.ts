@@ -3,12 +3,10 @@
 // root, the TCB level and its status, the QE identity and revocation lists, all fetched from
 // Intel's PCS (or a caching PCCS). This interface is where that work plugs in.
 
+import type { QuoteRejection, QuoteUnavailable } from "./quote-verifier.js";
 import type { ParsedTdxQuote } from "./tdx-quote.js";
 
-export type CollateralVerdict =
-  | { readonly status: "ok" }
-  | { readonly status: "rejected"; readonly code: string; readonly message: string }
-  | { readonly status: "unavailable"; readonly code: string; readonly message: string };
+export type CollateralVerdict = { readonly status: "ok" } | QuoteRejection | QuoteUnavailable;
 
 export interface CollateralVerifier {
   verifyChain(quote: ParsedTdxQuote): Promise<CollateralVerdict>;

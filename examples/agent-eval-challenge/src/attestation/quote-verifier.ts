@@ -22,17 +22,14 @@ export type QuoteVerdict =
   | QuoteRejection
   | QuoteUnavailable;
 
-export interface QuoteRejection {
-  readonly status: "rejected";
+/** A verdict other than "verified", with its stable code and a message for humans. */
+interface Refusal<Status extends "rejected" | "unavailable"> {
+  readonly status: Status;
   readonly code: string;
   readonly message: string;
 }
-
-export interface QuoteUnavailable {
-  readonly status: "unavailable";
-  readonly code: string;
-  readonly message: string;
-}
+export type QuoteRejection = Refusal<"rejected">;
+export type QuoteUnavailable = Refusal<"unavailable">;
 
 export interface QuoteVerifier {
   /** "dcap": Intel's chain of trust; "dev": a published development key, forgeable by anyone. */

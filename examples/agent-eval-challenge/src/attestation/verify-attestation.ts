@@ -4,9 +4,8 @@
 // measurement against the quote's MRTD. Shared by review reports and eval results, so both are
 // held to exactly the same standard.
 
-import type { EventLogEntry } from "./event-log.js";
-import { replayEventLog } from "./event-log.js";
-import type { QuoteVerifier } from "./quote-verifier.js";
+import { type EventLogEntry, replayEventLog } from "./event-log.js";
+import { type QuoteRejection, type QuoteVerifier, rejected } from "./quote-verifier.js";
 
 export interface AttestationBlock {
   readonly quote: string;
@@ -16,7 +15,7 @@ export interface AttestationBlock {
 
 export type AttestationVerdict =
   | { readonly status: "verified"; readonly measurement: string }
-  | { readonly status: "rejected"; readonly code: string; readonly message: string }
+  | QuoteRejection
   | { readonly status: "unavailable" };
 
 export async function verifyAttestation(
@@ -29,24 +28,17 @@ export async function verifyAttestation(
     measurements: [],
   });
   if (verdict.status === "unavailable") return { status: "unavailable" };
-  if (verdict.status === "rejected") {
-    return { status: "rejected", code: verdict.code, message: verdict.message };
-  }
+  if (verdict.status === "rejected") return verdict;
   const replayed = replayEventLog(attestation.event_log);
   const quoted = verdict.quote.body.rtmrs.map((register) => register.toString("hex"));
   if (replayed.some((register, index) => register !== quoted[index])) {
-    return {
-      status: "rejected",
-      code: "event_log_mismatch",
-      message: "replaying the event log does not give the quote's RTMRs",
-    };
+    return rejected(
+      "event_log_mismatch",
+      "replaying the event log does not give the quote's RTMRs",
+    );
   }
   if (attestation.measurement !== verdict.measurement) {
-    return {
-      status: "rejected",
-      code: "measurement_mismatch",
-      message: "the claimed measurement is not the quote's MRTD",
-    };
+    return rejected("measurement_mismatch", "the claimed measurement is not the quote's MRTD");
   }
   return { status: "verified", measurement: verdict.measurement };
 }
