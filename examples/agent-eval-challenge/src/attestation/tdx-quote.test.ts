@@ -4,12 +4,14 @@ import { devKey, sampleReportData } from "./_test-quotes.js";
 import { devVerifier } from "./dev-verifier.js";
 import { TdxQuoteError, type TdxQuoteErrorCode } from "./quote-error.js";
 import {
-  INTEL_QE_VENDOR_ID,
   MAX_TDX_QUOTE_BYTES,
   parseTdxQuote,
   serializeTdxQuote,
   type TdxQuoteParts,
 } from "./tdx-quote.js";
+
+/** Intel's QE vendor id (939A7233-F79C-4CA9-940A-0DB3957F0607), as a real quote carries it. */
+const INTEL_QE_VENDOR_ID = Buffer.from("939a7233f79c4ca9940a0db3957f0607", "hex");
 
 // The quote is laid out here byte for byte from Intel's TDX DCAP Quoting Library API (quote v4),
 // with literal offsets, independently of serializeTdxQuote. Every field gets a distinct fill so a

@@ -19,8 +19,6 @@ import { TdxQuoteError } from "./quote-error.js";
 export const TDX_QUOTE_VERSION = 4;
 export const ATTESTATION_KEY_TYPE_ECDSA_P256 = 2;
 export const TEE_TYPE_TDX = 0x00000081;
-/** Intel's QE vendor id (939A7233-F79C-4CA9-940A-0DB3957F0607), for collateral verifiers. */
-export const INTEL_QE_VENDOR_ID = Buffer.from("939a7233f79c4ca9940a0db3957f0607", "hex");
 
 export const QUOTE_HEADER_BYTES = 48;
 export const TD_QUOTE_BODY_BYTES = 584;
