@@ -45,3 +45,11 @@ export function replayEventLog(
 export function measuredEvent(imr: number, event: string, value: string | Buffer): EventLogEntry {
   return { imr, event, digest: createHash("sha384").update(value).digest("hex") };
 }
+
+/** The runtime register a worker extends with its workload's inputs (RTMR3: after boot). */
+export const WORKLOAD_RTMR = 3;
+
+/** `events` (`[event, value]`, in the order measured) as RTMR3 entries. */
+export function workloadEvents(events: readonly [string, string][]): EventLogEntry[] {
+  return events.map(([event, value]) => measuredEvent(WORKLOAD_RTMR, event, value));
+}

@@ -8,6 +8,7 @@ export {
   MAX_EVENT_LOG_ENTRIES,
   measuredEvent,
   replayEventLog,
+  workloadEvents,
 } from "./event-log.js";
 export type { QuoteVerifier } from "./quote-verifier.js";
 export { evalResultReportData, reviewReportData } from "./report-data.js";

@@ -4,10 +4,7 @@
  * came from, the agent's bytes and the image the agents ran in. A verifier replays these events
  * to the quote's RTMR3, so a result says which evaluator judged which agent on which tasks.
  */
-import { type EventLogEntry, measuredEvent } from "../attestation/index.js";
-
-/** The runtime register the worker extends (RTMR3: the workload's, after boot). */
-export const WORKLOAD_RTMR = 3;
+import { type EventLogEntry, workloadEvents } from "../attestation/index.js";
 
 export interface EvalMeasuredInputs {
   evaluator: { name: string; version: string };
@@ -19,15 +16,11 @@ export interface EvalMeasuredInputs {
 
 /** The worker's RTMR3 events. */
 export function evalEventLog(inputs: EvalMeasuredInputs): EventLogEntry[] {
-  return [
-    measuredEvent(
-      WORKLOAD_RTMR,
-      "evaluator-version",
-      `${inputs.evaluator.name}@${inputs.evaluator.version}`,
-    ),
-    measuredEvent(WORKLOAD_RTMR, "eval-plan-digest", inputs.planDigest),
-    measuredEvent(WORKLOAD_RTMR, "task-set-revision", inputs.taskSetRevisionId),
-    measuredEvent(WORKLOAD_RTMR, "agent-sha256", inputs.agentSha256),
-    measuredEvent(WORKLOAD_RTMR, "agent-image", inputs.agentImage),
-  ];
+  return workloadEvents([
+    ["evaluator-version", `${inputs.evaluator.name}@${inputs.evaluator.version}`],
+    ["eval-plan-digest", inputs.planDigest],
+    ["task-set-revision", inputs.taskSetRevisionId],
+    ["agent-sha256", inputs.agentSha256],
+    ["agent-image", inputs.agentImage],
+  ]);
 }

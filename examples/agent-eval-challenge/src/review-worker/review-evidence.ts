@@ -4,16 +4,13 @@
  * reviewer, the rules, the artifact and the model request into the quote.
  */
 import type { ZipFileEntry } from "@platform/challenge-sdk/zip";
-import { type EventLogEntry, measuredEvent } from "../attestation/index.js";
+import { type EventLogEntry, workloadEvents } from "../attestation/index.js";
 import { sha256Hex } from "../crypto/index.js";
 import type {
   EvidenceInput,
   ReviewFindingRecord,
   ReviewVerdict,
 } from "../review/review-envelope.js";
-
-/** The runtime register the worker extends (RTMR3: the workload's, after boot). */
-export const WORKLOAD_RTMR = 3;
 
 export interface FindingsEvidenceInput {
   verdict: ReviewVerdict;
@@ -56,14 +53,10 @@ export interface MeasuredInputs {
 
 /** The worker's RTMR3 events, in the order it measures them. */
 export function reviewEventLog(inputs: MeasuredInputs): EventLogEntry[] {
-  return [
-    measuredEvent(
-      WORKLOAD_RTMR,
-      "reviewer-version",
-      `${inputs.reviewer.name}@${inputs.reviewer.version}`,
-    ),
-    measuredEvent(WORKLOAD_RTMR, "rules-revision", inputs.rulesRevisionId),
-    measuredEvent(WORKLOAD_RTMR, "artifact-sha256", inputs.artifactSha256),
-    measuredEvent(WORKLOAD_RTMR, "model-request-sha256", inputs.modelRequestSha256),
-  ];
+  return workloadEvents([
+    ["reviewer-version", `${inputs.reviewer.name}@${inputs.reviewer.version}`],
+    ["rules-revision", inputs.rulesRevisionId],
+    ["artifact-sha256", inputs.artifactSha256],
+    ["model-request-sha256", inputs.modelRequestSha256],
+  ]);
 }
