@@ -6,6 +6,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { readCapabilityToken } from "@platform/challenge-sdk/tokens";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { TelemetrySessionRequest } from "../eval/eval-vm-schemas.js";
 import type { TelemetryGrant } from "../eval/telemetry-grant.js";
 import { httpUrl, ownDigest } from "../worker-environment.js";
 
@@ -97,7 +99,10 @@ export function loadEvalWorkerSettings(
   };
 }
 
-/** The grant's shape only: the service verifies the signature, the hotkey and the window. */
+// The grant's shape as the telemetry-session route takes it; the service verifies the
+// signature, the hotkey and the window.
+const GRANT_SHAPE = TypeCompiler.Compile(TelemetrySessionRequest);
+
 function telemetryGrant(value: string | undefined, problems: string[]): TelemetryGrant | null {
   const text = value?.trim() ?? "";
   if (text === "") {
@@ -111,24 +116,11 @@ function telemetryGrant(value: string | undefined, problems: string[]): Telemetr
     problems.push("TELEMETRY_GRANT is not JSON");
     return null;
   }
-  const grant = document as Partial<Record<keyof TelemetryGrant, unknown>> | null;
-  const fields = ["hotkey_ss58", "signature", "nonce", "timestamp"] as const;
-  if (
-    grant === null ||
-    typeof grant !== "object" ||
-    Array.isArray(grant) ||
-    fields.some((field) => typeof grant[field] !== "string" || grant[field] === "") ||
-    !/^\d{1,12}$/.test(grant.timestamp as string)
-  ) {
+  if (!GRANT_SHAPE.Check(document)) {
     problems.push(
       "TELEMETRY_GRANT must be {hotkey_ss58, signature, nonce, timestamp} (strings; timestamp in unix seconds)",
     );
     return null;
   }
-  return {
-    hotkey_ss58: grant.hotkey_ss58 as string,
-    signature: grant.signature as string,
-    nonce: grant.nonce as string,
-    timestamp: grant.timestamp as string,
-  };
+  return document;
 }
