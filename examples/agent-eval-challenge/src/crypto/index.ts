@@ -12,6 +12,7 @@ export {
 } from "./canonical-json.js";
 export { capabilityScope } from "./capability-scopes.js";
 export { deriveKey, KeyLabel, loadSecretKey } from "./key-derivation.js";
+export { mintId } from "./minted-id.js";
 export { open, SealedBoxError, seal } from "./sealed-box.js";
 export { sha256Hex } from "./sha256-hex.js";
 export { CURSOR_MAX_LENGTH, CursorError, decodeCursor, encodeCursor } from "./signed-cursor.js";

@@ -31,10 +31,6 @@ export const DEFAULT_TRIALS = 2;
 /** The plan as issued, digested and served (its schema: EvalPlan in eval-schemas.ts). */
 export type EvalPlan = Static<typeof EvalPlanSchema>;
 
-export function newRunId(): string {
-  return randomBytes(18).toString("base64url");
-}
-
 export function buildEvalPlan(input: {
   runId: string;
   submissionId: string;

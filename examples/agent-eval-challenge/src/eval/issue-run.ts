@@ -6,6 +6,7 @@
  * MAX_EVAL_RUNS_PER_REVIEW runs per allowing review (409 review_run_limit_reached).
  */
 import { databaseNow, HttpError, type Static, type TransactionSql } from "@platform/challenge-sdk";
+import { mintId } from "../crypto/index.js";
 import type { OwnedSubmission } from "../review/index.js";
 import {
   appendStatusEvent,
@@ -14,7 +15,7 @@ import {
   transitionSubmission,
 } from "../state/index.js";
 import { EVAL_ERROR_CODES } from "./eval-errors.js";
-import { buildEvalPlan, DEFAULT_TRIALS, newRunId } from "./eval-plan.js";
+import { buildEvalPlan, DEFAULT_TRIALS } from "./eval-plan.js";
 import type { EvalPrepareResponse } from "./eval-schemas.js";
 import { runToken } from "./run-bearer.js";
 import type { TaskSet } from "./task-set.js";
@@ -50,7 +51,7 @@ export async function issueRun(
     );
   }
   const now = await databaseNow(tx);
-  const runId = newRunId();
+  const runId = mintId();
   const { token, hash: tokenSha256 } = runToken(input.secretKey, runId);
   const expiresAt = new Date(now.getTime() + EVAL_RUN_TTL_SECONDS * 1000);
   const { plan, digest } = buildEvalPlan({

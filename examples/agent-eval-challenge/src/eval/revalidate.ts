@@ -7,8 +7,8 @@
  * Refused while a run is in progress (409 run_in_progress) or before any run (409
  * nothing_to_revalidate: eval/prepare is the way in); a repeat answers the pending request.
  */
-import { randomBytes } from "node:crypto";
 import { HttpError, type Sql, type Static, type TransactionSql } from "@platform/challenge-sdk";
+import { mintId } from "../crypto/index.js";
 import { reviewTransaction } from "../review/index.js";
 import { ACTIVE_EVAL_RUN_STATES, type EvalRunState, notFound } from "../state/index.js";
 import type { EvalRevalidateResponse } from "./eval-schemas.js";
@@ -97,7 +97,7 @@ export function requestRevalidation(
       (
         await tx<PendingRow[]>`
           insert into eval_revalidations (id, submission_id, requested_by)
-          values (${randomBytes(18).toString("base64url")}, ${submission.id}, ${input.hotkey})
+          values (${mintId()}, ${submission.id}, ${input.hotkey})
           returning id, requested_at`
       )[0]!;
     return {

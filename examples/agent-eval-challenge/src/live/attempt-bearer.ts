@@ -6,7 +6,6 @@
  * token, so an eval worker that lost the answer can go on. The run's state revokes it (410), not
  * a deleted hash.
  */
-import { randomBytes } from "node:crypto";
 import type { BearerCheck } from "@platform/challenge-sdk";
 import {
   type IssuedCapabilityToken,
@@ -27,11 +26,6 @@ export interface AuthorizedAttempt {
   submission_id: string;
   task_id: string;
   trial: number;
-}
-
-/** A fresh attempt id: 18 random bytes, base64url (like run ids). */
-export function newAttemptId(): string {
-  return randomBytes(18).toString("base64url");
 }
 
 /** The token of attempt `attemptId` (the same every time). */

@@ -5,11 +5,12 @@
  * attempt and the same token (200), so a worker that lost the first answer (201) can go on.
  */
 import type { Sql, Static } from "@platform/challenge-sdk";
+import { mintId } from "../crypto/index.js";
 import { PROGRESS_ERROR_CODES, requirePlanned } from "../eval/progress.js";
 import { lockRun } from "../eval/run-bearer.js";
 import { runNotRunning, TELEMETRY_ERROR_CODES } from "../eval/telemetry-session.js";
 import { reviewTransaction } from "../review/index.js";
-import { attemptEventsPath, attemptToken, newAttemptId } from "./attempt-bearer.js";
+import { attemptEventsPath, attemptToken } from "./attempt-bearer.js";
 import type { AttemptOpenResponse } from "./live-schemas.js";
 
 export const ATTEMPT_ERROR_CODES = {
@@ -49,7 +50,7 @@ export async function openAttempt(
       select id from eval_attempts
       where run_id = ${run.id} and task_id = ${input.taskId} and trial = ${input.trial}`;
     if (existing) return { status: 200, attempt: answer(existing.id) };
-    const attemptId = newAttemptId();
+    const attemptId = mintId();
     await tx`
       insert into eval_attempts (id, run_id, submission_id, task_id, trial, token_sha256)
       values (${attemptId}, ${run.id}, ${run.submission_id}, ${input.taskId}, ${input.trial},

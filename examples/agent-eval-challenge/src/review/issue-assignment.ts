@@ -18,11 +18,6 @@ export interface IssuedAssignment {
   token: string;
 }
 
-/** A fresh id: 18 random bytes, 24 base64url characters (no guessing, no collision). */
-export function newReviewId(): string {
-  return randomBytes(18).toString("base64url");
-}
-
 /**
  * Inserts assignment `attempt` of `sessionId` (state queued, token delivered now: the caller
  * answers with it in this transaction), appends its "issue" status event and moves the submission

@@ -1,11 +1,11 @@
 import { databaseNow, HttpError, type Sql } from "@platform/challenge-sdk";
+import { mintId } from "../crypto/index.js";
 import {
   APPROVAL_RETRYABLE_ASSIGNMENT_STATES,
   appendStatusEvent,
   notFound,
 } from "../state/index.js";
 import { reviewTransaction } from "./_review-transaction.js";
-import { newReviewId } from "./issue-assignment.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
 
 /** An approval lives this long (the migration refuses more than 300 s). */
@@ -61,7 +61,7 @@ export function createOperatorApproval(
         { extra: { state: assignment.state } },
       );
     }
-    const approvalId = newReviewId();
+    const approvalId = mintId();
     const expiresAt = new Date(now.getTime() + APPROVAL_TTL_SECONDS * 1000);
     await tx`
       insert into review_operator_approvals

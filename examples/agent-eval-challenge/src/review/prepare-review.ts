@@ -1,8 +1,9 @@
 import { databaseNow, HttpError, type Sql } from "@platform/challenge-sdk";
+import { mintId } from "../crypto/index.js";
 import { lockOwnedSubmission } from "./_owned-submission.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { lockReviewSession } from "./_session.js";
-import { issueAssignment, newReviewId } from "./issue-assignment.js";
+import { issueAssignment } from "./issue-assignment.js";
 import { currentAnswer, issuedAnswer, type ReviewPrepareAnswer } from "./review-answer.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
 
@@ -41,8 +42,8 @@ export function prepareReview(sql: Sql, request: ReviewRequest): Promise<ReviewP
         `Submission ${submission.id} is ${submission.state}: no review can start.`,
       );
     }
-    const sessionId = newReviewId();
-    const assignmentId = newReviewId();
+    const sessionId = mintId();
+    const assignmentId = mintId();
     // The session points at an assignment inserted just after: that foreign key is deferred to
     // the commit, so the two rows exist together or not at all.
     await tx`

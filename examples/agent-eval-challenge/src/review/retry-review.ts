@@ -1,4 +1,5 @@
 import { databaseNow, HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
+import { mintId } from "../crypto/index.js";
 import {
   APPROVAL_RETRYABLE_ASSIGNMENT_STATES,
   type AssignmentState,
@@ -9,7 +10,7 @@ import {
 import { lockOwnedSubmission } from "./_owned-submission.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { lockReviewSession } from "./_session.js";
-import { issueAssignment, newReviewId } from "./issue-assignment.js";
+import { issueAssignment } from "./issue-assignment.js";
 import type { ReviewRequest } from "./prepare-review.js";
 import { issuedAnswer, type ReviewPrepareAnswer } from "./review-answer.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
@@ -70,7 +71,7 @@ export function retryReview(sql: Sql, request: RetryRequest): Promise<ReviewPrep
         `The review session has issued its ${MAX_ASSIGNMENT_ATTEMPTS} assignments.`,
       );
     }
-    const assignmentId = newReviewId();
+    const assignmentId = mintId();
     const moved = await tx`
       update review_sessions
       set current_assignment_id = ${assignmentId}, attempts = attempts + 1
