@@ -38,10 +38,8 @@ export async function issueAssignment(
     now: Date;
   },
 ): Promise<IssuedAssignment> {
-  const { submission, now } = input;
-  const { assignmentId } = input;
-  const issuedAt = now;
-  const expiresAt = new Date(issuedAt.getTime() + ASSIGNMENT_TTL_SECONDS * 1000);
+  const { submission, assignmentId, now } = input;
+  const expiresAt = new Date(now.getTime() + ASSIGNMENT_TTL_SECONDS * 1000);
   const core: ReviewAssignmentCore = {
     schema_version: REVIEW_ASSIGNMENT_SCHEMA_VERSION,
     assignment_id: assignmentId,
@@ -52,7 +50,7 @@ export async function issueAssignment(
     artifact_size: submission.size,
     rules_revision_id: input.rulesRevisionId,
     nonce: randomBytes(24).toString("base64url"),
-    issued_at: issuedAt.toISOString(),
+    issued_at: now.toISOString(),
     expires_at: expiresAt.toISOString(),
   };
   const digest = canonicalDigest(core);
@@ -64,7 +62,7 @@ export async function issueAssignment(
     values (
       ${assignmentId}, ${input.sessionId}, ${submission.id}, ${input.attempt},
       ${input.predecessorId}, ${tx.json(core as never)}, ${digest}, 'queued', ${hash},
-      ${now}, ${core.nonce}, 'active', ${issuedAt}, ${expiresAt})`;
+      ${now}, ${core.nonce}, 'active', ${now}, ${expiresAt})`;
   await appendStatusEvent(tx, {
     submissionId: submission.id,
     machine: "assignment",
