@@ -1,11 +1,8 @@
 import { databaseNow, HttpError, type Sql } from "@platform/challenge-sdk";
 import { mintId } from "../crypto/index.js";
-import {
-  APPROVAL_RETRYABLE_ASSIGNMENT_STATES,
-  appendStatusEvent,
-  notFound,
-} from "../state/index.js";
+import { APPROVAL_RETRYABLE_ASSIGNMENT_STATES, appendStatusEvent } from "../state/index.js";
 import { reviewTransaction } from "./_review-transaction.js";
+import { existingReviewSession } from "./_session.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
 
 /** An approval lives this long (the migration refuses more than 300 s). */
@@ -34,14 +31,7 @@ export function createOperatorApproval(
 ): Promise<{ approval_id: string; assignment_id: string; expires_at: string }> {
   return reviewTransaction(sql, request.now, async (tx) => {
     const now = request.now ?? (await databaseNow(tx));
-    const [session] = await tx<{ id: string }[]>`
-      select id from review_sessions where id = ${request.sessionId}`;
-    if (!session) {
-      throw notFound(
-        REVIEW_ERROR_CODES.reviewSessionNotFound,
-        `Review session ${request.sessionId}`,
-      );
-    }
+    const session = await existingReviewSession(tx, request.sessionId);
     const [assignment] = await tx<{ state: string; submission_id: string }[]>`
       select state, submission_id from review_assignments
       where id = ${request.assignmentId} and session_id = ${session.id}`;

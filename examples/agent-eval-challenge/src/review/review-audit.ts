@@ -23,6 +23,7 @@ import { pagePosition } from "../paging.js";
 import type { AssignmentState } from "../state/index.js";
 import { notFound } from "../state/index.js";
 import { reviewTransaction } from "./_review-transaction.js";
+import { existingReviewSession } from "./_session.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
 import type { ReviewVerificationRecord } from "./receive-report.js";
 import type { ReviewEnvelope } from "./review-envelope.js";
@@ -144,14 +145,7 @@ async function resolveSession(
   target: ReviewAuditTarget,
 ): Promise<{ submissionId: string; sessionId: string | null }> {
   if (target.view === "internal_report") {
-    const [session] = await tx<{ id: string; submission_id: string }[]>`
-      select id, submission_id from review_sessions where id = ${target.sessionId}`;
-    if (!session) {
-      throw notFound(
-        REVIEW_ERROR_CODES.reviewSessionNotFound,
-        `Review session ${target.sessionId}`,
-      );
-    }
+    const session = await existingReviewSession(tx, target.sessionId);
     return { submissionId: session.submission_id, sessionId: session.id };
   }
   const [submission] = await tx<{ id: string; hotkey: string; session_id: string | null }[]>`

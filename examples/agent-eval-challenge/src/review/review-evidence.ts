@@ -10,9 +10,8 @@
  */
 import { HttpError, type Logger, type Sql } from "@platform/challenge-sdk";
 import { deriveKey, KeyLabel, open, SealedBoxError } from "../crypto/index.js";
-import { notFound } from "../state/index.js";
+import { existingReviewSession } from "./_session.js";
 import { evidenceAad } from "./receive-report.js";
-import { REVIEW_ERROR_CODES } from "./review-errors.js";
 
 export const EVIDENCE_ERROR_CODES = {
   /** 404: no such object in this session. */
@@ -58,11 +57,7 @@ export async function serveEvidence(
     log: Logger;
   },
 ): Promise<Response> {
-  const [session] = await sql<{ id: string }[]>`
-    select id from review_sessions where id = ${input.sessionId}`;
-  if (!session) {
-    throw notFound(REVIEW_ERROR_CODES.reviewSessionNotFound, `Review session ${input.sessionId}`);
-  }
+  await existingReviewSession(sql, input.sessionId);
   const [row] = await sql<
     { sealed: Uint8Array; length: number; sha256: string; media_type: string }[]
   >`
