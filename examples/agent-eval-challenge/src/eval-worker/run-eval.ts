@@ -52,7 +52,7 @@ export interface EvalRunOptions {
 }
 
 export type EvalRunResult =
-  | { receipted: true; score: number; outcome: string; state: string }
+  | { receipted: true; score: number; state: string }
   | { receipted: false; reason: EvalFailureReason; message: string };
 
 const EvalFailure = WorkerFailure<EvalFailureReason>;
@@ -340,10 +340,5 @@ async function postResult(
     `result receipted (HTTP ${answer.status}): run ${receipt?.state}, verification ${verification?.status}` +
       `${verification?.code ? ` (${verification.code})` : ""}`,
   );
-  return {
-    receipted: true,
-    score: result.result_core.score,
-    outcome: String(verification?.status),
-    state: String(receipt?.state),
-  };
+  return { receipted: true, score: result.result_core.score, state: String(receipt?.state) };
 }

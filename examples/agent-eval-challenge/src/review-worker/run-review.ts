@@ -54,7 +54,7 @@ export interface RunOptions {
 
 /** What the run ended with: a receipted report, or why none was. */
 export type RunResult =
-  | { receipted: true; verdict: ReviewVerdict; outcome: string; state: string }
+  | { receipted: true; verdict: ReviewVerdict; state: string }
   | { receipted: false; reason: FailureReason | "unreachable"; message: string };
 
 const ReviewFailure = WorkerFailure<FailureReason>;
@@ -297,10 +297,5 @@ async function postReport(
     `report receipted (HTTP ${answer.status}): assignment ${receipt?.state}, verification ${verification?.status}` +
       `${verification?.code ? ` (${verification.code})` : ""}, outcome ${verification?.outcome}`,
   );
-  return {
-    receipted: true,
-    verdict,
-    outcome: String(verification?.outcome),
-    state: String(receipt?.state),
-  };
+  return { receipted: true, verdict, state: String(receipt?.state) };
 }

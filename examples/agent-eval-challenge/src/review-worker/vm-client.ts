@@ -22,18 +22,10 @@ export function reviewVmClient(challengeUrl: string, assignmentId: string, token
   return {
     assignment: () => assignment.send("GET", ""),
     rules: () => assignment.send("GET", "/rules"),
-    /** The artifact's bytes (null unless 200) and the sha256 the service says it has. */
-    async artifact(): Promise<{
-      status: number;
-      bytes: Buffer | null;
-      claimedSha256: string | null;
-    }> {
+    /** The artifact's bytes (null unless 200): the worker hashes them itself. */
+    async artifact(): Promise<{ status: number; bytes: Buffer | null }> {
       const answer = await assignment.send("GET", "/artifact");
-      return {
-        status: answer.status,
-        bytes: answer.status === 200 ? answer.bytes : null,
-        claimedSha256: answer.headers.get("x-artifact-sha256"),
-      };
+      return { status: answer.status, bytes: answer.status === 200 ? answer.bytes : null };
     },
     modelCallStarted: (record: PlannedModelCall) =>
       assignment.send("POST", "/model-call-started", { json: record }),
