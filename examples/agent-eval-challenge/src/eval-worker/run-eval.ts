@@ -12,7 +12,7 @@
  */
 import { WorkerClientError } from "@platform/challenge-sdk/client";
 import { dockerTaskRunner, TaskError, type TaskRunner } from "@platform/challenge-sdk/tasks";
-import { canonicalDigest, canonicalJson, type JsonValue, sha256Hex } from "../crypto/index.js";
+import { canonicalDigest, canonicalJson, sha256Hex } from "../crypto/index.js";
 import type { EvalPlan } from "../eval/eval-plan.js";
 import { buildEvalResult, type EvalResult } from "../eval/eval-result.js";
 import type { ProgressEventRecord } from "../eval/progress.js";
@@ -100,7 +100,7 @@ async function evaluate(
     throw new EvalFailure("run_unavailable", `the run answered HTTP ${answer.status}`);
   }
   const { plan, plan_sha256: planDigest } = body;
-  if (canonicalDigest(plan as unknown as JsonValue) !== planDigest) {
+  if (canonicalDigest(plan) !== planDigest) {
     throw new EvalFailure("plan_invalid", "the plan's digest is not the digest of the plan");
   }
   if (plan.run_id !== settings.runId) {
@@ -320,7 +320,7 @@ async function postResult(
 ): Promise<EvalRunResult> {
   let answer: Awaited<ReturnType<EvalVmClient["result"]>>;
   try {
-    answer = await client.result(canonicalJson(result as unknown as JsonValue), {
+    answer = await client.result(canonicalJson(result), {
       budgetMs,
       onRetry: ({ attempt, waitMs, reason }) =>
         say(

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Static } from "@platform/challenge-sdk";
-import { canonicalDigest, type JsonValue } from "../crypto/index.js";
+import { canonicalDigest } from "../crypto/index.js";
 import type { EvalPlan as EvalPlanSchema } from "./eval-schemas.js";
 import type { TaskSet } from "./task-set.js";
 import type { VerifiedAllow } from "./verified-allow.js";
@@ -61,7 +61,7 @@ export function buildEvalPlan(input: {
     },
     trials: input.trials,
     scoring_policy: SCORING_POLICY,
-    scoring_policy_digest: canonicalDigest(SCORING_POLICY as unknown as JsonValue),
+    scoring_policy_digest: canonicalDigest(SCORING_POLICY),
     endpoints: {
       result: `${base}/result`,
       telemetry_session: `${base}/telemetry-session`,
@@ -72,5 +72,5 @@ export function buildEvalPlan(input: {
     issued_at: input.issuedAt.toISOString(),
     expires_at: input.expiresAt.toISOString(),
   };
-  return { plan, digest: canonicalDigest(plan as unknown as JsonValue) };
+  return { plan, digest: canonicalDigest(plan) };
 }

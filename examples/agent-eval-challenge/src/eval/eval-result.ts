@@ -14,7 +14,7 @@ import {
   type VmAttestationInput,
   vmAttestation,
 } from "../attestation/index.js";
-import { canonicalDigest, type JsonValue } from "../crypto/index.js";
+import { canonicalDigest } from "../crypto/index.js";
 import type { EvalPlan } from "./eval-plan.js";
 import type { EvalResultCore, EvalResult as EvalResultSchema } from "./eval-result-schemas.js";
 
@@ -76,7 +76,7 @@ export async function buildEvalResult(input: BuildEvalResultInput): Promise<Eval
     evaluator: input.evaluator,
     completed_at: input.completedAt,
   };
-  const resultDigest = canonicalDigest(core as unknown as JsonValue);
+  const resultDigest = canonicalDigest(core);
   const reportData = evalResultReportData({
     resultDigest,
     runId: input.plan.run_id,
@@ -122,7 +122,7 @@ export function checkResultLocally(
 ): ResultCheck {
   const core = result.result_core;
   const { plan } = run;
-  if (canonicalDigest(core as unknown as JsonValue) !== result.result_digest) {
+  if (canonicalDigest(core) !== result.result_digest) {
     return fail("result_digest_mismatch", "result_digest is not the sha256 of the canonical core");
   }
   if (

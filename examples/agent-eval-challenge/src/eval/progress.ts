@@ -7,7 +7,7 @@
  * (the result route is the only path to one).
  */
 import { HttpError, type Sql, type Static, type TransactionSql } from "@platform/challenge-sdk";
-import { canonicalJson, type JsonValue } from "../crypto/index.js";
+import { canonicalJson } from "../crypto/index.js";
 import { openMinerEnv } from "../env/miner-env.js";
 import { envSpellings, redactSecrets } from "../live/redaction.js";
 import { reviewTransaction } from "../review/index.js";
@@ -69,7 +69,7 @@ export async function recordProgress(
     // The message is public on the live views: redacted before it is stored, the miner's env
     // values included (the views redact the shapes again when they read, but know no env).
     const stored = await redactedEvent(tx, event, run.submission_id, input.secretKey);
-    const payload = canonicalJson(stored as unknown as JsonValue);
+    const payload = canonicalJson(stored);
     // The run row is locked (lockRun): a task's events are judged one at a time.
     const [latest] = await tx<{ max_seq: number | null; same: string | null }[]>`
       select max(seq) as max_seq,
@@ -78,7 +78,7 @@ export async function recordProgress(
       from eval_task_events where run_id = ${run.id} and task_id = ${event.task_id}
         and seq is not null`;
     if (latest?.same != null) {
-      if (canonicalJson(JSON.parse(latest.same) as JsonValue) === payload) {
+      if (canonicalJson(JSON.parse(latest.same)) === payload) {
         return { ...answer, recorded: false, duplicate: true };
       }
       throw new HttpError(

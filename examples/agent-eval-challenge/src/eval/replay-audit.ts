@@ -9,13 +9,7 @@
  * a run or the weights.
  */
 import { HttpError, type Sql } from "@platform/challenge-sdk";
-import {
-  canonicalDigest,
-  deriveKey,
-  type JsonValue,
-  KeyLabel,
-  sha256Hex,
-} from "../crypto/index.js";
+import { canonicalDigest, deriveKey, KeyLabel, sha256Hex } from "../crypto/index.js";
 import type { EvalPlan } from "./eval-plan.js";
 import { type EvalResultCoreRecord, jobScore } from "./eval-result.js";
 
@@ -163,7 +157,7 @@ export async function recordReplayResult(
   const replayScore = jobScore(row.plan, replayTasks);
   const attested = row.result_core.score;
   const delta = Math.abs(attested - replayScore);
-  const replaySha256 = canonicalDigest(input.tasks as unknown as JsonValue);
+  const replaySha256 = canonicalDigest(input.tasks);
   const record = {
     run_id: input.runId,
     audit_id: input.auditId,

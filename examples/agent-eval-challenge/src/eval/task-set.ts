@@ -6,7 +6,7 @@
  * agent's container, on the output copied out, so an agent cannot rewrite its own judge.
  */
 import { readFile } from "node:fs/promises";
-import { canonicalDigest, canonicalJson, type JsonValue } from "../crypto/index.js";
+import { canonicalDigest, canonicalJson } from "../crypto/index.js";
 
 export const TASK_SET_SCHEMA_VERSION = "task-set/v1";
 
@@ -60,7 +60,7 @@ export async function loadTaskSet(path: URL | string): Promise<TaskSet> {
   if (tasks.length === 0) throw new Error("the task set has no task");
   return {
     schema_version: TASK_SET_SCHEMA_VERSION,
-    revision_id: canonicalDigest(tasks as unknown as JsonValue),
+    revision_id: canonicalDigest(tasks),
     tasks,
   };
 }
@@ -74,8 +74,8 @@ export function checkTaskOutput(task: EvalTask, output: Buffer): 0 | 1 {
     return normalizedText(text) === normalizedText(task.checker.expected) ? 1 : 0;
   }
   try {
-    const got = canonicalJson(JSON.parse(text) as JsonValue);
-    return got === canonicalJson(JSON.parse(task.checker.expected) as JsonValue) ? 1 : 0;
+    const got = canonicalJson(JSON.parse(text));
+    return got === canonicalJson(JSON.parse(task.checker.expected)) ? 1 : 0;
   } catch {
     return 0;
   }

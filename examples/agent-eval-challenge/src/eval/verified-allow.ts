@@ -8,7 +8,7 @@
  */
 import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import type { QuoteVerifier } from "../attestation/index.js";
-import { canonicalDigest, type JsonValue } from "../crypto/index.js";
+import { canonicalDigest } from "../crypto/index.js";
 import type { ReviewAssignmentCore } from "../review/index.js";
 import {
   type ReviewVerificationRecord,
@@ -93,7 +93,7 @@ export async function verifyAllow(
   }
   const expectedReportData = assignmentReportData(row.core, row.core_sha256, core.reported_at);
   if (
-    canonicalDigest(core as unknown as JsonValue) !== envelope.review_digest ||
+    canonicalDigest(core) !== envelope.review_digest ||
     core.assignment_digest !== row.core_sha256 ||
     core.assignment_id !== row.id ||
     core.verdict !== "allow" ||

@@ -3,7 +3,7 @@
  * length and sha256, the revision id (the canonical digest of the file list) and that it is the
  * revision the assignment names. The static checks come from its checks.json.
  */
-import { canonicalDigest, type JsonValue, sha256Hex } from "../crypto/index.js";
+import { canonicalDigest, sha256Hex } from "../crypto/index.js";
 import type { RulesFile } from "../review/rules-bundle.js";
 import { parseChecks, type StaticCheck } from "./static-checks.js";
 
@@ -29,7 +29,7 @@ export function checksFromRulesBundle(body: unknown, expectedRevisionId: string)
     }
     contents.set(file.path, content);
   }
-  if (canonicalDigest(files as unknown as JsonValue) !== bundle.revision_id) {
+  if (canonicalDigest(files) !== bundle.revision_id) {
     throw new RulesInvalidError("the rules bundle's revision_id is not the digest of its files");
   }
   if (bundle.revision_id !== expectedRevisionId) {

@@ -8,7 +8,7 @@
 import { readArchive } from "@platform/challenge-sdk";
 import { WorkerClientError } from "@platform/challenge-sdk/client";
 import type { ZipFileEntry } from "@platform/challenge-sdk/zip";
-import { canonicalDigest, type JsonValue, sha256Hex } from "../crypto/index.js";
+import { canonicalDigest, sha256Hex } from "../crypto/index.js";
 import type { ReviewAssignmentCore } from "../review/issue-assignment.js";
 import {
   buildReviewEnvelope,
@@ -102,7 +102,7 @@ async function review(
   }
   const core = body.assignment;
   const assignmentDigest = body.assignment_digest;
-  if (canonicalDigest(core as unknown as JsonValue) !== assignmentDigest) {
+  if (canonicalDigest(core) !== assignmentDigest) {
     throw new ReviewFailure(
       "worker_error",
       "the assignment's digest is not the digest of its core",

@@ -1,6 +1,5 @@
 import { HttpError, type TransactionSql } from "@platform/challenge-sdk";
-import type { SubmissionState } from "../state/index.js";
-import { notFound } from "../state/index.js";
+import { notFound, type SubmissionState } from "../state/index.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
 
 /** The submission row a review write holds locked until its transaction ends. */

@@ -20,8 +20,7 @@ import {
   KeyLabel,
 } from "../crypto/index.js";
 import { pagePosition } from "../paging.js";
-import type { AssignmentState } from "../state/index.js";
-import { notFound } from "../state/index.js";
+import { type AssignmentState, notFound } from "../state/index.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { existingReviewSession } from "./_session.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
@@ -129,7 +128,7 @@ export function reviewAudit(sql: Sql, request: ReviewAuditRequest): Promise<Revi
     );
     page.items = shown.map((row) => itemOf(target.view, row, evidence.get(row.id) ?? []));
     if (target.view === "internal_report") {
-      page.bundle_sha256 = canonicalDigest(page.items as unknown as JsonValue);
+      page.bundle_sha256 = canonicalDigest(page.items);
     }
     return page;
   });
@@ -137,7 +136,7 @@ export function reviewAudit(sql: Sql, request: ReviewAuditRequest): Promise<Revi
 
 /** The public projection's exact bytes: canonical JSON (same records, same bytes). */
 export function canonicalPageBytes(page: ReviewAuditPage): string {
-  return canonicalJson(page as unknown as JsonValue);
+  return canonicalJson(page);
 }
 
 async function resolveSession(

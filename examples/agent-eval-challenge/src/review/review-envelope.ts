@@ -8,7 +8,7 @@
  */
 import type { Static } from "@platform/challenge-sdk";
 import { reviewReportData, type VmAttestationInput, vmAttestation } from "../attestation/index.js";
-import { canonicalDigest, type JsonValue, sha256Hex } from "../crypto/index.js";
+import { canonicalDigest, sha256Hex } from "../crypto/index.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
 import type {
   ReviewCore,
@@ -83,7 +83,7 @@ export async function buildReviewEnvelope(
     schema_version: REVIEW_ENVELOPE_SCHEMA_VERSION,
     domain: REVIEW_ENVELOPE_DOMAIN,
     review_core: core,
-    review_digest: canonicalDigest(core as unknown as JsonValue),
+    review_digest: canonicalDigest(core),
     report_data_hex: reportData.toString("hex"),
     attestation: await vmAttestation(input, reportData),
     evidence: input.evidence.map((object) => ({
@@ -110,7 +110,7 @@ export function assignmentReportData(
 
 /** sha256 hex of the envelope's canonical JSON: "identical replay" means the same receipt. */
 export function envelopeReceiptSha256(envelope: ReviewEnvelope): string {
-  return canonicalDigest(envelope as unknown as JsonValue);
+  return canonicalDigest(envelope);
 }
 
 /** The stored form: the evidence bytes live (sealed) in review_evidence, not in the envelope. */
@@ -174,7 +174,7 @@ export function checkEnvelopeLocally(
 ): LocalCheckResult {
   const core = envelope.review_core;
   // Digests: the core as posted, the assignment it claims, each evidence object.
-  if (canonicalDigest(core as unknown as JsonValue) !== envelope.review_digest) {
+  if (canonicalDigest(core) !== envelope.review_digest) {
     return fail("review_digest_mismatch", "review_digest is not the sha256 of the canonical core");
   }
   if (core.assignment_digest !== assignment.coreSha256) {
