@@ -33,6 +33,13 @@ export interface SecretPattern {
   replacement: string;
 }
 
+/** A shape whose matches become `replacement` ([REDACTED] unless it keeps a prefix). */
+const shape = (name: string, pattern: RegExp, replacement = REDACTED): SecretPattern => ({
+  name,
+  pattern,
+  replacement,
+});
+
 /**
  * The shapes, each anchored on a literal prefix with a left boundary. A body like
  * `[A-Za-z0-9_-]{16,}` cannot fail after a long scan (16 characters are enough to succeed), and
@@ -40,73 +47,31 @@ export interface SecretPattern {
  * the left boundary makes attempts start only at the beginning of a run.
  */
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
-  {
-    // OpenAI (sk-..., sk-proj-...), Anthropic (sk-ant-...) and the many keys shaped alike.
-    name: "sk-key",
-    pattern: /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}/g,
-    replacement: REDACTED,
-  },
-  {
-    name: "aws-access-key-id",
-    pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g,
-    replacement: REDACTED,
-  },
-  {
-    name: "github-token",
-    pattern: /(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{20,}/g,
-    replacement: REDACTED,
-  },
-  {
-    name: "github-fine-grained-token",
-    pattern: /(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{20,}/g,
-    replacement: REDACTED,
-  },
-  {
-    name: "slack-token",
-    pattern: /(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}/g,
-    replacement: REDACTED,
-  },
-  {
-    name: "google-api-key",
-    pattern: /(?<![A-Za-z0-9])AIza[A-Za-z0-9_-]{35}/g,
-    replacement: REDACTED,
-  },
-  {
-    // header.payload[.signature]: both base64url JSON objects start with "eyJ".
-    name: "jwt",
-    pattern: /(?<![A-Za-z0-9_.-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_.-]{8,}/g,
-    replacement: REDACTED,
-  },
-  {
-    // This service's capability tokens (EVAL_RUN_TOKEN, attempt and review tokens):
-    // `<id of 1-64 base64url characters>.<43-character MAC>`.
-    name: "capability-token",
-    pattern: /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g,
-    replacement: REDACTED,
-  },
-  {
-    // An authorization-like header or field: everything up to the end of its value.
-    name: "authorization-header",
-    pattern:
-      /(?<![A-Za-z0-9])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|cookie)(["']?[ \t]*[:=][ \t]*["']?)[^\r\n"'`,;}]*/gi,
-    replacement: `$1$2${REDACTED}`,
-  },
-  {
-    name: "bearer-token",
-    pattern: /(?<![A-Za-z0-9])(bearer)[ \t]+[^\s"'`,;<>()[\]{}]+/gi,
-    replacement: `$1 ${REDACTED}`,
-  },
-  {
-    // https://user:password@host
-    name: "url-credentials",
-    pattern: /(:\/\/)[^\s/:@]{1,128}:[^\s/@]{1,128}@/g,
-    replacement: `$1${REDACTED}@`,
-  },
-  {
-    name: "private-key-block",
-    pattern: /-----BEGIN [A-Z]{0,20} ?PRIVATE KEY-----[^-]*/g,
-    replacement: REDACTED,
-  },
+  // OpenAI (sk-..., sk-proj-...), Anthropic (sk-ant-...) and the many keys shaped alike.
+  shape("sk-key", /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}/g),
+  shape("aws-access-key-id", /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g),
+  shape("github-token", /(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{20,}/g),
+  shape("github-fine-grained-token", /(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{20,}/g),
+  shape("slack-token", /(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}/g),
+  shape("google-api-key", /(?<![A-Za-z0-9])AIza[A-Za-z0-9_-]{35}/g),
+  // header.payload[.signature]: both base64url JSON objects start with "eyJ".
+  shape("jwt", /(?<![A-Za-z0-9_.-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_.-]{8,}/g),
+  // This service's capability tokens (EVAL_RUN_TOKEN, attempt and review tokens):
+  // `<id of 1-64 base64url characters>.<43-character MAC>`.
+  shape(
+    "capability-token",
+    /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g,
+  ),
+  // An authorization-like header or field: everything up to the end of its value.
+  shape(
+    "authorization-header",
+    /(?<![A-Za-z0-9])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|cookie)(["']?[ \t]*[:=][ \t]*["']?)[^\r\n"'`,;}]*/gi,
+    `$1$2${REDACTED}`,
+  ),
+  shape("bearer-token", /(?<![A-Za-z0-9])(bearer)[ \t]+[^\s"'`,;<>()[\]{}]+/gi, `$1 ${REDACTED}`),
+  // https://user:password@host
+  shape("url-credentials", /(:\/\/)[^\s/:@]{1,128}:[^\s/@]{1,128}@/g, `$1${REDACTED}@`),
+  shape("private-key-block", /-----BEGIN [A-Z]{0,20} ?PRIVATE KEY-----[^-]*/g),
 ];
 
 /** What to redact beyond the shapes: the miner's env values and any known live token. */
