@@ -15,6 +15,20 @@ export function ClosedRecord<Fields extends Record<string, TSchema>>(fields: Fie
   return Type.Object(fields, { additionalProperties: false });
 }
 
+/** Exactly one of `values` (in /openapi.json: an anyOf of their constants). */
+export function Literals<Value extends string>(
+  values: readonly Value[],
+  options?: Parameters<typeof Type.Union>[1],
+) {
+  return Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  );
+}
+
+/** `schema`, or null. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
 /** An id this service mints (assignments, sessions, approvals, runs): random base64url. */
 export const MintedId = Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" });
 
@@ -44,4 +58,4 @@ export function PageQuery(maxLimit: number, defaultLimit: number) {
 }
 
 /** A paged answer's cursor to the next page; null on the last. */
-export const NextCursor = Type.Union([Type.String({ maxLength: CURSOR_MAX_LENGTH }), Type.Null()]);
+export const NextCursor = Nullable(Type.String({ maxLength: CURSOR_MAX_LENGTH }));

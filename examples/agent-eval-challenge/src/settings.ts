@@ -13,6 +13,7 @@
  */
 import { ConfigError, type ConfigOf, type Static, Type } from "@platform/challenge-sdk";
 import { DEFAULT_TRUSTED_PROXIES, trustedProxies } from "./live/client-address.js";
+import { Literals } from "./schema-primitives.js";
 import { WEIGHTS_MODES, type WeightsMode } from "./weights/agent-weights.js";
 
 /** Every variable this challenge reads beyond the SDK's own. */
@@ -78,14 +79,11 @@ export const Settings = Type.Object({
     description:
       "Peers whose X-Forwarded-For names the client (the master's proxy): addresses, CIDR ranges, loopback, private, or none",
   }),
-  WEIGHTS_MODE: Type.Union(
-    WEIGHTS_MODES.map((mode) => Type.Literal(mode)),
-    {
-      default: "winner_take_all",
-      description:
-        "winner_take_all: the best complete result takes the weight; best_per_hotkey: each hotkey's best score, normalised",
-    },
-  ),
+  WEIGHTS_MODE: Literals(WEIGHTS_MODES, {
+    default: "winner_take_all",
+    description:
+      "winner_take_all: the best complete result takes the weight; best_per_hotkey: each hotkey's best score, normalised",
+  }),
 });
 export type Settings = ConfigOf<typeof Settings>;
 

@@ -6,9 +6,11 @@ import { Type } from "@platform/challenge-sdk";
 import {
   ClosedRecord,
   Fraction,
+  Literals,
   MintedId,
   NamedRecord,
   NextCursor,
+  Nullable,
   PageQuery,
   Sha256Hex,
   Timestamp,
@@ -21,10 +23,7 @@ import {
 import { EVAL_STATUS_DEFAULT_LIMIT, EVAL_STATUS_MAX_LIMIT } from "./eval-status.js";
 
 /** The states of an eval run (src/state/eval-run-states.ts). */
-export const EvalRunState = Type.Union(
-  EVAL_RUN_STATES.map((state) => Type.Literal(state)),
-  { title: "EvalRunState" },
-);
+export const EvalRunState = Literals(EVAL_RUN_STATES, { title: "EvalRunState" });
 
 /** The eval plan v1: one run, immutable; plan_digest is its canonical sha256. */
 export const EvalPlan = NamedRecord("EvalPlan", {
@@ -71,7 +70,7 @@ export const EvalStatusQuery = PageQuery(EVAL_STATUS_MAX_LIMIT, EVAL_STATUS_DEFA
 /** eval/status: the submission's runs, newest first. */
 export const EvalHistoryResponse = NamedRecord("EvalHistoryResponse", {
   submission_id: Type.Integer({ minimum: 1 }),
-  current_run_id: Type.Union([MintedId, Type.Null()]),
+  current_run_id: Nullable(MintedId),
   items: Type.Array(
     ClosedRecord({
       run_id: MintedId,
@@ -81,11 +80,11 @@ export const EvalHistoryResponse = NamedRecord("EvalHistoryResponse", {
       plan_digest: Sha256Hex,
       issued_at: Timestamp,
       expires_at: Timestamp,
-      started_at: Type.Union([Timestamp, Type.Null()]),
-      result_received_at: Type.Union([Timestamp, Type.Null()]),
-      accepted_at: Type.Union([Timestamp, Type.Null()]),
-      score: Type.Union([Fraction, Type.Null()]),
-      failure_code: Type.Union([Type.String(), Type.Null()]),
+      started_at: Nullable(Timestamp),
+      result_received_at: Nullable(Timestamp),
+      accepted_at: Nullable(Timestamp),
+      score: Nullable(Fraction),
+      failure_code: Nullable(Type.String()),
     }),
     { maxItems: 16 },
   ),
@@ -100,7 +99,7 @@ export const EvalExpectedRunRequest = NamedRecord("EvalExpectedRunRequest", {
 /** eval/failure: the run, a reason code from a closed set, one bounded message. */
 export const EvalFailureRequest = NamedRecord("EvalFailureRequest", {
   expected_run_id: MintedId,
-  reason_code: Type.Union(EVAL_FAILURE_CODES.map((code) => Type.Literal(code))),
+  reason_code: Literals(EVAL_FAILURE_CODES),
   message: Type.String({ minLength: 1, maxLength: 1024 }),
 });
 
@@ -108,10 +107,7 @@ export const EvalFailureRequest = NamedRecord("EvalFailureRequest", {
 export const EvalMutationResponse = NamedRecord("EvalMutationResponse", {
   run_id: MintedId,
   state: EvalRunState,
-  failure: Type.Union([
-    ClosedRecord({ reason_code: Type.String(), message: Type.String() }),
-    Type.Null(),
-  ]),
+  failure: Nullable(ClosedRecord({ reason_code: Type.String(), message: Type.String() })),
 });
 
 /** owner revalidate (rule 23): the pending request the miner's next eval/prepare honours. */

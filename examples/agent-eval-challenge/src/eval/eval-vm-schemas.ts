@@ -5,6 +5,7 @@
 import { Type } from "@platform/challenge-sdk";
 import {
   ClosedRecord,
+  Literals,
   MintedId,
   NamedRecord,
   Sha256Hex,
@@ -59,12 +60,7 @@ export const ProgressEvent = Type.Union(
       type: Type.Literal("task.status"),
       task_id: TaskId,
       seq: ProgressSeq,
-      status: Type.Union([
-        Type.Literal("queued"),
-        Type.Literal("running"),
-        Type.Literal("finished"),
-        Type.Literal("failed"),
-      ]),
+      status: Literals(["queued", "running", "finished", "failed"]),
       trial: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 })),
       message: Type.Optional(ProgressMessage),
     }),

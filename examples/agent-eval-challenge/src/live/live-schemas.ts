@@ -3,7 +3,7 @@
  * schemas: the routes validate with them and /openapi.json shows them under these titles.
  */
 import { type TSchema, Type } from "@platform/challenge-sdk";
-import { MintedId, NamedRecord, TaskId, Timestamp } from "../schema-primitives.js";
+import { Literals, MintedId, NamedRecord, TaskId, Timestamp } from "../schema-primitives.js";
 import { PublicStatus } from "../submissions/submission-schemas.js";
 import { LOG_STREAMS } from "./attempt-events.js";
 import { FEED_CURSOR_PATTERN } from "./live-feed.js";
@@ -27,7 +27,7 @@ export const AttemptOpenResponse = NamedRecord("AttemptOpenResponse", {
 /** One NDJSON line of the events route (documentation: the route reads the raw bytes). */
 export const AttemptLogLine = Type.Object(
   {
-    stream: Type.Optional(Type.Union(LOG_STREAMS.map((stream) => Type.Literal(stream)))),
+    stream: Type.Optional(Literals(LOG_STREAMS)),
     message: Type.String(),
     at: Type.Optional(Timestamp),
   },
@@ -44,11 +44,7 @@ export const AttemptEventsReceipt = NamedRecord("AttemptEventsReceipt", {
 /** A stored event as the public views show it: kind, time, then its payload (no scores). */
 export const LiveEvent = Type.Object(
   {
-    kind: Type.Union([
-      Type.Literal("task.status"),
-      Type.Literal("task.progress"),
-      Type.Literal("task.log"),
-    ]),
+    kind: Literals(["task.status", "task.progress", "task.log"]),
     at: Timestamp,
   },
   { additionalProperties: true, title: "LiveEvent" },
@@ -64,9 +60,7 @@ export const LivePoolUnit = NamedRecord("LivePoolUnit", {
 export const LivePoolResponse = Type.Record(
   Type.String({ pattern: "^[0-9]+$" }),
   Type.Array(LivePoolUnit),
-  {
-    title: "LivePoolResponse",
-  },
+  { title: "LivePoolResponse" },
 );
 
 /** The `status` events of the live feed. */

@@ -5,9 +5,11 @@
 import { Type } from "@platform/challenge-sdk";
 import {
   ClosedRecord,
+  Literals,
   MintedId,
   NamedRecord,
   NextCursor,
+  Nullable,
   PageQuery,
   Sha256Hex,
   Sha384Hex,
@@ -21,8 +23,6 @@ import { ReviewAssignmentCore, ReviewAssignmentState } from "./review-schemas.js
 /** The reads' paging: at most 16 items a page (default 10), a signed cursor to go on. */
 export const ReviewAuditQuery = PageQuery(REVIEW_AUDIT_MAX_LIMIT, REVIEW_AUDIT_DEFAULT_LIMIT);
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 const JsonRecord = Type.Record(Type.String(), Type.Unknown());
 
 /** One assignment of a review session, as one view shows it. */
@@ -35,7 +35,7 @@ export const ReviewAuditItem = NamedRecord("ReviewAuditItem", {
   reported_at: Nullable(Timestamp),
   verified_at: Nullable(Timestamp),
   // The verification's outcome and refusal code (null before an outcome).
-  outcome: Nullable(Type.Union(DECIDED_ASSIGNMENT_STATES.map((state) => Type.Literal(state)))),
+  outcome: Nullable(Literals(DECIDED_ASSIGNMENT_STATES)),
   verification_code: Nullable(Type.String()),
   review_digest: Nullable(Sha256Hex),
   receipt_sha256: Nullable(Sha256Hex),
@@ -77,11 +77,7 @@ export const ReviewAuditItem = NamedRecord("ReviewAuditItem", {
 /** review/history, review/report and the internal review report (ReviewAuditResponse). */
 export const ReviewAuditResponse = NamedRecord("ReviewAuditResponse", {
   schema_version: Type.Literal("review-audit/v1"),
-  view: Type.Union([
-    Type.Literal("history"),
-    Type.Literal("public_report"),
-    Type.Literal("internal_report"),
-  ]),
+  view: Literals(["history", "public_report", "internal_report"]),
   submission_id: Type.Integer({ minimum: 1 }),
   // Null while the submission has no review session.
   session_id: Nullable(MintedId),

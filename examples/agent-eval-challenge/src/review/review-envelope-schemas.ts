@@ -6,8 +6,10 @@ import { Type } from "@platform/challenge-sdk";
 import { MAX_EVENT_LOG_ENTRIES, MAX_TDX_QUOTE_BYTES } from "../attestation/index.js";
 import {
   ClosedRecord,
+  Literals,
   MintedId,
   NamedRecord,
+  Nullable,
   Sha256Hex,
   Sha384Hex,
   Timestamp,
@@ -24,12 +26,7 @@ export const CheckId = Type.String({ pattern: "^[a-z][a-z0-9_.-]{0,63}$" });
 /** One finding of the review: which check, how severe, where, and why. */
 export const ReviewFinding = NamedRecord("ReviewFinding", {
   check_id: CheckId,
-  severity: Type.Union([
-    Type.Literal("info"),
-    Type.Literal("warning"),
-    Type.Literal("escalate"),
-    Type.Literal("block"),
-  ]),
+  severity: Literals(["info", "warning", "escalate", "block"]),
   path: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
   message: Type.String({ minLength: 1, maxLength: 1024 }),
 });
@@ -62,7 +59,7 @@ export const ReviewCore = NamedRecord("ReviewCore", {
   model_call: ClosedRecord({
     request_id: MintedId,
     request_sha256: Sha256Hex,
-    response_sha256: Type.Union([Sha256Hex, Type.Null()]),
+    response_sha256: Nullable(Sha256Hex),
   }),
   evidence: Type.Array(ReviewEvidenceRef, { maxItems: MAX_EVIDENCE_OBJECTS }),
   reviewer: ClosedRecord({
@@ -81,8 +78,7 @@ export const EventLogEntry = NamedRecord("EventLogEntry", {
 
 /** The quote and what it attests: the event log, the MRTD it claims, the VM's shape. */
 export const ReviewAttestation = NamedRecord("ReviewAttestation", {
-  // base64 of the TDX quote v4 bytes (at most 64 KiB decoded).
-  // Base64 of at most MAX_TDX_QUOTE_BYTES (64 KiB: 87,384 characters).
+  // Base64 of the TDX quote v4 bytes: at most MAX_TDX_QUOTE_BYTES (64 KiB: 87,384 characters).
   quote: Type.String({
     minLength: 4,
     maxLength: 4 * Math.ceil(MAX_TDX_QUOTE_BYTES / 3),
@@ -121,14 +117,14 @@ export const ReviewEnvelope = NamedRecord("ReviewEnvelope", {
 export const ReviewVerification = NamedRecord("ReviewVerification", {
   status: Type.Union([Type.Literal("verified"), Type.Literal("rejected")]),
   // The verdict the assignment took: the core's verdict when verified, else reject.
-  outcome: Type.Union(DECIDED_ASSIGNMENT_STATES.map((state) => Type.Literal(state))),
+  outcome: Literals(DECIDED_ASSIGNMENT_STATES),
   // Why verification refused the report (null when verified).
-  code: Type.Union([Type.String({ pattern: "^[a-z][a-z0-9_]{0,63}$" }), Type.Null()]),
-  message: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]),
+  code: Nullable(Type.String({ pattern: "^[a-z][a-z0-9_]{0,63}$" })),
+  message: Nullable(Type.String({ maxLength: 1024 })),
   verifier: Type.Union([Type.Literal("dcap"), Type.Literal("dev")]),
   // false for the development verifier: its quotes can be forged by anyone.
   confidential: Type.Boolean(),
-  measurement: Type.Union([Sha384Hex, Type.Null()]),
+  measurement: Nullable(Sha384Hex),
 });
 
 /** The report route's answer: 202 on first receipt, 200 on an identical replay. */

@@ -3,14 +3,13 @@
  * approvals) and the assignment they share, as TypeBox schemas published by title.
  */
 import { Type } from "@platform/challenge-sdk";
-import { MintedId, NamedRecord, Sha256Hex, Timestamp } from "../schema-primitives.js";
+import { Literals, MintedId, NamedRecord, Sha256Hex, Timestamp } from "../schema-primitives.js";
 import { ASSIGNMENT_STATES, MAX_ASSIGNMENT_ATTEMPTS } from "../state/index.js";
 
 /** The states of a review assignment (src/state/assignment-states.ts). */
-export const ReviewAssignmentState = Type.Union(
-  ASSIGNMENT_STATES.map((state) => Type.Literal(state)),
-  { title: "ReviewAssignmentState" },
-);
+export const ReviewAssignmentState = Literals(ASSIGNMENT_STATES, {
+  title: "ReviewAssignmentState",
+});
 
 /**
  * The immutable assignment core (review assignment v1): what the review VM reviews and what its
