@@ -50,16 +50,17 @@ export function newRequestId(): string {
 
 /** The planned "no model" call. */
 export function planNoModelCall(requestId: string): PlannedRequest {
-  return {
-    record: {
-      request_id: requestId,
-      provider: "none",
-      model: "none",
-      endpoint_host: "none",
-      request_sha256: sha256Hex(NO_MODEL_REQUEST_BODY),
-    },
-    body: null,
-  };
+  const none = { provider: "none", model: "none", endpoint_host: "none" };
+  return { record: boundRequest(requestId, none, NO_MODEL_REQUEST_BODY), body: null };
+}
+
+/** What model-call-started binds: the request's id, its destination and its body's sha256. */
+function boundRequest(
+  requestId: string,
+  target: Pick<PlannedModelCall, "provider" | "model" | "endpoint_host">,
+  body: Buffer,
+): PlannedModelCall {
+  return { request_id: requestId, ...target, request_sha256: sha256Hex(body) };
 }
 
 /** The chat-completions request about `files`, with the static findings as context. */
@@ -95,16 +96,12 @@ export function planModelCall(
     ],
   };
   const body = Buffer.from(JSON.stringify(request), "utf8");
-  return {
-    record: {
-      request_id: requestId,
-      provider: "openai-compatible",
-      model: model.model,
-      endpoint_host: model.endpointHost,
-      request_sha256: sha256Hex(body),
-    },
-    body,
+  const target = {
+    provider: "openai-compatible",
+    model: model.model,
+    endpoint_host: model.endpointHost,
   };
+  return { record: boundRequest(requestId, target, body), body };
 }
 
 /** What the model said, and the transcript evidence of the exchange. */
