@@ -14,8 +14,7 @@
 
 import type { Logger, Static } from "@platform/challenge-sdk";
 import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
-import type { QuoteVerifier } from "../attestation/index.js";
-import { verifyAttestation } from "../attestation/index.js";
+import { type QuoteVerifier, verifyAttestation } from "../attestation/index.js";
 import { deriveKey, KeyLabel, seal } from "../crypto/index.js";
 import {
   type AssignmentEvent,
@@ -176,11 +175,7 @@ async function receiptOrPending(
       event: "fail_verification",
       actor: "system",
       reasonCode: checked.code,
-      records: {
-        verification: {
-          ...rejection(input.verifier, checked.code, checked.message),
-        } as unknown as Record<string, unknown>,
-      },
+      records: { verification: rejection(input.verifier, checked.code, checked.message) },
     });
     return { status: 202, receipt: receiptOf(await reload(tx, row.id)) };
   }
@@ -247,7 +242,7 @@ async function recordOutcome(
     event,
     actor: "system",
     reasonCode: verification.code,
-    records: { verification: { ...verification } as unknown as Record<string, unknown> },
+    records: { verification },
   });
   return receiptOf(await reload(tx, assignmentId));
 }
