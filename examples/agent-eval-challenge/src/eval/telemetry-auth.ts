@@ -39,14 +39,6 @@ async function sessionIsLive(
   return session !== undefined;
 }
 
-function sessionRefused(runId: string): HttpError {
-  return new HttpError(
-    401,
-    TELEMETRY_AUTH_CODES.invalidTelemetrySession,
-    `X-Telemetry-Session must carry a live telemetry session of eval run ${runId}.`,
-  );
-}
-
 /**
  * The `auth` of the routes that need a telemetry session (after the route's `runBearer`):
  * X-Telemetry-Session must name a live session of the path's run, else 401
@@ -62,6 +54,10 @@ export const telemetrySessionAuth: AuthHook<Settings, AgentEvalState> = async ({
   const runId = pathParams["eval_run_id"] ?? "";
   const sessionId = request.headers.get(TELEMETRY_SESSION_HEADER) ?? "";
   if (!(await sessionIsLive(sql, { secretKey: state.secretKey, runId, sessionId }))) {
-    throw sessionRefused(runId);
+    throw new HttpError(
+      401,
+      TELEMETRY_AUTH_CODES.invalidTelemetrySession,
+      `X-Telemetry-Session must carry a live telemetry session of eval run ${runId}.`,
+    );
   }
 };
