@@ -9,7 +9,9 @@ import {
   Fraction,
   MintedId,
   NamedRecord,
+  Nullable,
   Sha256Hex,
+  Sha384Hex,
   TaskId,
   Timestamp,
 } from "../schema-primitives.js";
@@ -65,6 +67,8 @@ export const EvalReceiptResponse = NamedRecord("EvalReceiptResponse", {
     message: Type.Union([Type.String(), Type.Null()]),
     verifier: Type.Union([Type.Literal("dcap"), Type.Literal("dev")]),
     confidential: Type.Boolean(),
+    // The MRTD the verified quote reported (null when rejected), as a review's verification has.
+    measurement: Nullable(Sha384Hex),
     // Both the review and the result verified: what replay audits sample from.
     fully_attested: Type.Boolean(),
   }),

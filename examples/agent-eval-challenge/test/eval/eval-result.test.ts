@@ -3,10 +3,12 @@
 // different 409, non-canonical bytes 400, every tampering rejected with its code (no score),
 // a verifier outage parks the run without credit, the token's scope and revocation.
 import { testBackends } from "@platform/challenge-sdk/testing";
+import { Value } from "@sinclair/typebox/value";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { measuredEvent } from "../../src/attestation/index.js";
 import { canonicalDigest, type JsonValue } from "../../src/crypto/index.js";
 import type { EvalResult } from "../../src/eval/eval-result.js";
+import { EvalReceiptResponse } from "../../src/eval/eval-result-schemas.js";
 import { type AgentEvalTest, startAgentEval, withVerifier } from "../agent-eval-kit.js";
 import { sha384Hex } from "../review/report-kit.js";
 import { type PreparedRun, postResult, preparedRun, resultFor } from "./eval-kit.js";
@@ -15,7 +17,12 @@ interface Receipt {
   run_id: string;
   state: string;
   score: number | null;
-  verification: { status: string; code: string | null; fully_attested: boolean };
+  verification: {
+    status: string;
+    code: string | null;
+    measurement: string | null;
+    fully_attested: boolean;
+  };
 }
 
 describe.each(await testBackends())("eval result (rules 13, 14) on %s", (backend) => {
@@ -49,6 +56,9 @@ describe.each(await testBackends())("eval result (rules 13, 14) on %s", (backend
       score: 0.75,
       verification: { status: "verified", code: null, fully_attested: true },
     });
+    // The receipt is what /openapi.json says it is (a closed record: no field it does not list).
+    expect([...Value.Errors(EvalReceiptResponse, receipt)].map((e) => e.message)).toEqual([]);
+    expect(receipt.verification.measurement).toMatch(/^[0-9a-f]{96}$/);
     expect(await runRow(run)).toEqual({ state: "accepted", score: 0.75 });
     const replay = await postResult(t, run, result);
     expect(replay.status).toBe(200);
@@ -177,11 +187,13 @@ describe.each(await testBackends())("eval result (rules 13, 14) on %s", (backend
     const response = await postResult(t, run, await tamper(run));
     const text = await response.text();
     expect(response.status, text).toBe(202);
-    expect(JSON.parse(text)).toMatchObject({
+    const receipt = JSON.parse(text) as Receipt;
+    expect(receipt).toMatchObject({
       state: "rejected",
       score: null,
-      verification: { status: "rejected", code },
+      verification: { status: "rejected", code, measurement: null },
     });
+    expect([...Value.Errors(EvalReceiptResponse, receipt)].map((e) => e.message)).toEqual([]);
     expect(await runRow(run)).toEqual({ state: "rejected", score: null });
   });
 
