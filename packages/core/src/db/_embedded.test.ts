@@ -92,6 +92,18 @@ describe("createCluster", () => {
     await second.close();
   });
 
+  it("starts from a snapshot it could not keep, and leaves no partial file behind", async () => {
+    // A directory where the snapshot file should go: made, written aside, never renamed in.
+    const folder = await mkdtemp(join(root, "cache-"));
+    const path = join(folder, "snapshot.tar");
+    await mkdir(join(path, "in-the-way"), { recursive: true });
+    const db = await createCluster(undefined, path);
+    expect((await db.query("select 1 as one")).rows).toEqual([{ one: 1 }]);
+    await db.close();
+    expect(await readdir(folder)).toEqual(["snapshot.tar"]);
+    expect(await readdir(path)).toEqual(["in-the-way"]);
+  });
+
   it("survives a damaged snapshot: discards it, clears what the load wrote, and runs initdb", async () => {
     const snapshot = await placeSnapshot(markedSnapshot.subarray(0, 1_000_000));
     const dir = join(root, "damaged");

@@ -53,8 +53,14 @@ export async function initdbSnapshot(path: string | undefined): Promise<Blob | u
       await fresh.close();
     }
     const partial = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.partial`;
-    await writeFile(partial, new Uint8Array(await tar.arrayBuffer()));
-    await rename(partial, path);
+    try {
+      await writeFile(partial, new Uint8Array(await tar.arrayBuffer()));
+      await rename(partial, path);
+    } catch {
+      // Not kept (a full disk, say): leave no 40 MB fragment behind. This database still
+      // starts from it, which is cheaper than running initdb a second time.
+      await rm(partial, { force: true });
+    }
     return tar;
   } catch {
     return undefined;
