@@ -133,6 +133,8 @@ export {
   extractTraceContext,
   failSpan,
   flushTracing,
+  type HeadDecision,
+  headDecision,
   Gauge,
   type HealthCheck,
   type HealthCheckOptions,

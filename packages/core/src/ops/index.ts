@@ -29,6 +29,8 @@ export {
   extractTraceContext,
   failSpan,
   flushTracing,
+  type HeadDecision,
+  headDecision,
   injectSpanHeaders,
   injectTraceHeaders,
   platformTracer,

@@ -16,8 +16,17 @@ import {
   type Tracer,
   trace,
 } from "@opentelemetry/api";
+import {
+  decideHead,
+  type HeadDecision,
+  headFirstSampler,
+  type SamplerClasses,
+  type SamplerSettings,
+  samplerSettings,
+} from "./head-sampling.js";
 
 let enabled = false;
+let sampling: SamplerSettings = { parentBased: true, root: "always_on" };
 let tracer: Tracer | undefined;
 let active: Promise<Tracing> | undefined;
 let provider: { forceFlush(): Promise<void>; shutdown(): Promise<void> } | undefined;
@@ -83,9 +92,13 @@ export function startTracing(options: StartTracingOptions): Promise<Tracing> {
 async function begin(options: StartTracingOptions): Promise<Tracing> {
   if (!options.spanProcessors && !tracingRequested(options.env)) return OFF;
   const { NodeSDK } = await import("@opentelemetry/sdk-node");
+  const samplers = (await import("@opentelemetry/sdk-trace-base")) as unknown as SamplerClasses;
   const env = options.env ?? process.env;
+  sampling = samplerSettings(env);
   const sdk = new NodeSDK({
     serviceName: env["OTEL_SERVICE_NAME"]?.trim() || options.serviceName,
+    // The sampler OTEL_TRACES_SAMPLER names, behind the head decisions of `headDecision`.
+    sampler: headFirstSampler(sampling, samplers) as never,
     // Traces only: metrics are Prometheus' (/metrics), logs are JSON lines on stderr.
     metricReaders: [],
     logRecordProcessors: [],
@@ -133,6 +146,17 @@ export function platformTracer(): Tracer {
   return tracer;
 }
 
+/**
+ * Whether a request with `headers` (its W3C `traceparent`, or none) is sampled, decided as the
+ * configured sampler would for its server span but without making one: a hot path makes its span
+ * only when `sampled` (in `parent`), and otherwise forwards `traceparent` when one is given. Only
+ * call when {@link tracingEnabled}.
+ * @example const head = headDecision(request.headers); if (head.sampled) span = startSpan("proxy", { kind: "server", parent: head.parent });
+ */
+export function headDecision(headers: TraceHeaderReader): HeadDecision {
+  return decideHead(sampling, headers);
+}
+
 /** A header reader: web `Headers`, or anything with `get(name)` (a node request's raw view). */
 export interface TraceHeaderReader {
   get(name: string): string | null | undefined;
@@ -160,7 +184,10 @@ export function extractTraceContext(headers: TraceHeaderReader): Context {
  */
 export function injectTraceHeaders(headers: Record<string, string>): void {
   if (!enabled) return;
-  propagation.inject(context.active(), headers, RECORD_SETTER);
+  const active = context.active();
+  // No span, nothing to continue: skip the propagators (a hot path outside any span).
+  if (trace.getSpanContext(active) === undefined) return;
+  propagation.inject(active, headers, RECORD_SETTER);
 }
 
 /**
@@ -286,4 +313,4 @@ export function withSpan<T>(name: string, fn: () => T, options: WithSpanOptions 
   return result;
 }
 
-export type { Context as TraceContext, Span as TraceSpan };
+export type { Context as TraceContext, HeadDecision, Span as TraceSpan };

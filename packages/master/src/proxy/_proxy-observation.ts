@@ -4,8 +4,8 @@
 // reports exactly one ending: the challenge's answer head, the proxy's own refusal, or the client
 // leaving first. With metrics off and tracing off, `observe` hands out one shared no-op.
 import {
-  extractTraceContext,
   failSpan,
+  headDecision,
   injectSpanHeaders,
   isHttpError,
   startSpan,
@@ -35,8 +35,11 @@ export class ProxyObservation {
   private candidate: string | undefined;
   private done = false;
   private readonly started = performance.now();
-  /** The request's span (tracing on); the challenge continues it ({@link ProxyObservation.inject}). */
+  /** The request's span (tracing on, sampled); the challenge continues it ({@link ProxyObservation.inject}). */
   readonly span: TraceSpan | undefined;
+  // Tracing on, not sampled: the traceparent that tells the challenge so (undefined: the
+  // client's own already does, and passes unchanged).
+  private readonly unsampled: string | undefined;
 
   constructor(
     private readonly targets: ObservationTargets,
@@ -44,10 +47,14 @@ export class ProxyObservation {
     headers: TraceHeaderReader | undefined,
   ) {
     if (tracingEnabled() && headers) {
-      this.span = startSpan(kind === "upload" ? "proxy signed upload" : "proxy", {
-        kind: "server",
-        parent: extractTraceContext(headers),
-      });
+      // Decided before any span exists: a request nobody samples makes none (head-sampling.ts).
+      const head = headDecision(headers);
+      if (head.sampled) {
+        this.span = startSpan(kind === "upload" ? "proxy signed upload" : "proxy", {
+          kind: "server",
+          parent: head.parent,
+        });
+      } else this.unsampled = head.traceparent;
     }
   }
 
@@ -64,10 +71,12 @@ export class ProxyObservation {
 
   /**
    * Put this request's `traceparent` in the headers it is forwarded with (tracing on), without
-   * making the span active: no context switch on the hot path.
+   * making the span active: no context switch on the hot path. Not sampled, the challenge is told
+   * so (flags 00) and does not decide again.
    */
   inject(headers: Record<string, string>): void {
     if (this.span) injectSpanHeaders(this.span, headers);
+    else if (this.unsampled !== undefined) headers["traceparent"] = this.unsampled;
   }
 
   /** The challenge answered with `status` (its head is being written now). */
