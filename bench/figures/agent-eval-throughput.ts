@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { generateMnemonic, initCrypto, keypairFromMnemonic } from "@platform/core";
 import { challenge } from "../../examples/agent-eval-challenge/src/challenge.js";
+import { DEFAULT_AGENT_IMAGE } from "../../examples/agent-eval-challenge/src/eval-worker/eval-worker-settings.js";
 import { connect } from "../../examples/agent-eval-challenge/src/miner/challenge-client.js";
 import {
   evaluate,
@@ -21,7 +22,6 @@ import {
   setEnv,
   submitAgent,
 } from "../../examples/agent-eval-challenge/src/miner/miner-flow.js";
-import { AGENT_IMAGE } from "../../examples/agent-eval-challenge/src/miner/workers.js";
 import { type Figure, round } from "../_figure.js";
 
 const GOOD_AGENT = fileURLToPath(
@@ -29,7 +29,7 @@ const GOOD_AGENT = fileURLToPath(
 );
 
 async function evaluated(miner: Miner, id: number): Promise<number> {
-  const result = await evaluate(miner, id, { agentImage: AGENT_IMAGE });
+  const result = await evaluate(miner, id, { agentImage: DEFAULT_AGENT_IMAGE });
   if (result.state !== "accepted" || result.score !== 1) {
     throw new Error(`an eval run ended ${result.state} with score ${result.score}`);
   }

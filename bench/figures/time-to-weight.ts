@@ -32,6 +32,7 @@ import {
 } from "@platform/core";
 import { createMaster, loadMasterConfig, startLocalSubtensor } from "@platform/master";
 import { challenge as agentEvalChallenge } from "../../examples/agent-eval-challenge/src/challenge.js";
+import { DEFAULT_AGENT_IMAGE } from "../../examples/agent-eval-challenge/src/eval-worker/eval-worker-settings.js";
 import { connect } from "../../examples/agent-eval-challenge/src/miner/challenge-client.js";
 import {
   evaluate,
@@ -41,7 +42,6 @@ import {
   setEnv,
   submitAgent,
 } from "../../examples/agent-eval-challenge/src/miner/miner-flow.js";
-import { AGENT_IMAGE } from "../../examples/agent-eval-challenge/src/miner/workers.js";
 import { challenge as scoringChallenge } from "../../examples/scoring-challenge/src/challenge.js";
 import { DEFAULT_EVAL_IMAGE } from "../../examples/scoring-challenge/src/harness-task.js";
 import {
@@ -424,7 +424,7 @@ async function agentEvalSubmission(
   await launch(miner, id);
   const verdict = await review(miner, id);
   if (verdict !== "allowed") throw new Error(`the review did not allow agent ${index}: ${verdict}`);
-  const result = await evaluate(miner, id, { agentImage: AGENT_IMAGE });
+  const result = await evaluate(miner, id, { agentImage: DEFAULT_AGENT_IMAGE });
   const accepted = performance.now();
   if (result.state !== "accepted" || !(result.score !== null && result.score > 0)) {
     throw new Error(`eval of agent ${index} ended ${result.state} with score ${result.score}`);
