@@ -33,6 +33,7 @@ const ISOLATED: Record<string, string[]> = {
   master: [
     "test/operations/upload-trace.test.ts", // installs the global tracer provider
     "test/operations/proxy-head-sampling.test.ts", // installs the global tracer provider
+    "test/operations/explicit-trace-context.test.ts", // installs the global tracer provider
   ],
 };
 

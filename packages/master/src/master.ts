@@ -90,7 +90,9 @@ export async function createMaster(
 ): Promise<Master> {
   const log = options.logger ?? createLogger({ name: "platform-master" });
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; a process that started tracing keeps its own.
-  await startTracing({ serviceName: "platform-master" });
+  // Explicit context: the master passes its spans' parents on itself, so Node's
+  // AsyncLocalStorage stays off and tracing costs the proxy almost nothing (docs/operations.md).
+  await startTracing({ serviceName: "platform-master", context: "explicit" });
   const ownsDatabase = !options.database;
   const database =
     options.database ??

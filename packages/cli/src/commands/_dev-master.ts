@@ -29,7 +29,10 @@ export async function startDevMaster(options: {
 }): Promise<StartedDevMaster> {
   const { host, port, lifecycle, progress } = options;
   const { createMaster, loadMasterConfig } = await import("@platform/master");
-  const { createLogger, generateToken } = await import("@platform/core");
+  const { createLogger, generateToken, startTracing } = await import("@platform/core");
+  // Before the master: this process serves the challenges too, whose handlers' spans find their
+  // parents through AsyncLocalStorage, so tracing here keeps it (the master alone would not).
+  await startTracing({ serviceName: "platform-dev", context: "async" });
   const tokenFromEnv = Boolean(process.env.ADMIN_TOKEN || process.env.ADMIN_TOKEN_FILE);
   const env = { ...devMasterEnv(process.env), ...options.env };
   if (!tokenFromEnv) env.ADMIN_TOKEN = generateToken("adm_");

@@ -3,7 +3,8 @@ import { type IRequest, Router } from "itty-router";
 import {
   extractTraceContext,
   failSpan,
-  runInSpan,
+  requestSpanContext,
+  runInContext,
   startSpan,
   tracingEnabled,
 } from "../ops/tracing.js";
@@ -344,9 +345,10 @@ export function createApp(options: AppOptions): App {
     const method = request.method;
     let response: Response;
     if (tracingEnabled()) {
+      const parent = extractTraceContext(request.headers);
       const span = startSpan(method, {
         kind: "server",
-        parent: extractTraceContext(request.headers),
+        parent,
         attributes: {
           "http.request.method": method,
           "url.path": pathOf(request.url),
@@ -354,7 +356,9 @@ export function createApp(options: AppOptions): App {
         },
       });
       try {
-        response = await runInSpan(span, () => answer(request, env));
+        // Handlers reach it implicitly or, across an await, by requestTraceContext(request).
+        const traced = requestSpanContext(request, span, parent);
+        response = await runInContext(traced, () => answer(request, env));
       } catch (error) {
         failSpan(span, error);
         span.end();

@@ -209,13 +209,10 @@ describe("headFirstSampler", () => {
   it("records a span started under a head decision whatever the configured sampler says", () => {
     const sampler = headFirstSampler({ parentBased: false, root: "always_off" }, classes);
     const marked = ROOT_CONTEXT.setValue(HEAD_SAMPLED, true);
-    const args = [TRACE_ID, "proxy", SpanKind.SERVER, {}, []] as const;
-    expect(sampler.shouldSample(marked, ...args).decision).toBe(
-      sdk.SamplingDecision.RECORD_AND_SAMPLED,
-    );
-    expect(sampler.shouldSample(ROOT_CONTEXT, ...args).decision).toBe(
-      sdk.SamplingDecision.NOT_RECORD,
-    );
+    const decide = (context: Context) =>
+      sampler.shouldSample(context, TRACE_ID, "proxy", SpanKind.SERVER, {}, []).decision;
+    expect(decide(marked)).toBe(sdk.SamplingDecision.RECORD_AND_SAMPLED);
+    expect(decide(ROOT_CONTEXT)).toBe(sdk.SamplingDecision.NOT_RECORD);
     expect(sampler.toString()).toBe("HeadFirst{AlwaysOffSampler}");
   });
 });

@@ -34,6 +34,7 @@ export {
   injectSpanHeaders,
   injectTraceHeaders,
   platformTracer,
+  requestTraceContext,
   runInContext,
   runInSpan,
   type SpanAttributes,

@@ -13,7 +13,9 @@ import { createLogger } from "../http/logger.js";
 import { traceSql } from "./traced-sql.js";
 import {
   injectTraceHeaders,
+  requestTraceContext,
   startTracing,
+  type TraceContext,
   type Tracing,
   tracingEnabled,
   withSpan,
@@ -110,6 +112,47 @@ describe("tracing on", () => {
     expect(await byName("GET")).toHaveLength(1);
     const [boom] = await byName("GET /boom");
     expect(boom!.status.code).toBe(2); // ERROR
+  });
+
+  it("hands withSpan's callback its span's context, and a request's to requestTraceContext, for explicit parents", async () => {
+    await tracing.flush();
+    exporter.reset();
+    let handed: TraceContext | undefined;
+    let outside: TraceContext | undefined;
+    const app = createApp({
+      name: "explicit",
+      version: "1",
+      logger: createLogger({ name: "explicit", level: "silent" }),
+    });
+    app.route({
+      method: "GET",
+      path: "/work",
+      handler: async ({ request }) => {
+        outside = requestTraceContext(request);
+        return { ok: true };
+      },
+    });
+    await withSpan("collection", async (trace) => {
+      handed = trace;
+    });
+    await app.fetch(new Request("http://x/work"));
+    const [collection] = await byName("collection");
+    const [request] = await byName("GET /work");
+    // Written from the handed contexts, wherever the code runs by then.
+    const fromCollection: Record<string, string> = {};
+    const fromRequest: Record<string, string> = {};
+    injectTraceHeaders(fromCollection, handed);
+    injectTraceHeaders(fromRequest, outside);
+    const { traceId, spanId } = collection!.spanContext();
+    expect(fromCollection["traceparent"]).toBe(`00-${traceId}-${spanId}-01`);
+    expect(fromRequest["traceparent"]).toBe(
+      `00-${request!.spanContext().traceId}-${request!.spanContext().spanId}-01`,
+    );
+    // Outside any span there is nothing to continue, and nothing is written.
+    const none: Record<string, string> = {};
+    injectTraceHeaders(none);
+    expect(none).toEqual({});
+    expect(requestTraceContext(new Request("http://x/never-served"))).toBeUndefined();
   });
 
   it("a log line outside any span carries no trace ids", () => {

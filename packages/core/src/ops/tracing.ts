@@ -10,6 +10,7 @@ import {
   type Context,
   context,
   propagation,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -24,6 +25,7 @@ import {
   type SamplerSettings,
   samplerSettings,
 } from "./head-sampling.js";
+import { SynchronousContextManager } from "./synchronous-context.js";
 
 let enabled = false;
 let sampling: SamplerSettings = { parentBased: true, root: "always_on" };
@@ -51,6 +53,16 @@ export interface StartTracingOptions {
    * InMemorySpanExporter from `@opentelemetry/sdk-trace-base`).
    */
   spanProcessors?: TraceSpanProcessor[];
+  /**
+   * How a span's context reaches the code it covers. `"async"` (default): the SDK's
+   * AsyncLocalStorage carries it across `await`, so every span made inside (a database query, an
+   * outgoing request) finds its parent. `"explicit"`: no AsyncLocalStorage (on Node 20 it makes
+   * every async resource of the process dearer); a span is active only for the synchronous call,
+   * and code passes the context on itself: `withSpan`'s callback gets it, and `startSpan`,
+   * `withSpan` and `injectTraceHeaders` take it as their parent ({@link requestTraceContext} is a
+   * kit request's). The master uses it; a process that also serves challenges must not.
+   */
+  context?: "async" | "explicit";
 }
 
 /** Tracing as started: whether it is on, and how to flush or stop it. */
@@ -99,6 +111,7 @@ async function begin(options: StartTracingOptions): Promise<Tracing> {
     serviceName: env["OTEL_SERVICE_NAME"]?.trim() || options.serviceName,
     // The sampler OTEL_TRACES_SAMPLER names, behind the head decisions of `headDecision`.
     sampler: headFirstSampler(sampling, samplers) as never,
+    ...(options.context === "explicit" ? { contextManager: new SynchronousContextManager() } : {}),
     // Traces only: metrics are Prometheus' (/metrics), logs are JSON lines on stderr.
     metricReaders: [],
     logRecordProcessors: [],
@@ -179,15 +192,40 @@ export function extractTraceContext(headers: TraceHeaderReader): Context {
 }
 
 /**
- * Write the active span's `traceparent` (and `tracestate`) into `headers`, so the next service
- * continues this trace. No-op when tracing is off or no span is active.
+ * Write the `traceparent` (and `tracestate`) of `parent`'s span (default: the active span) into
+ * `headers`, so the next service continues this trace. No-op when tracing is off or there is no
+ * span.
  */
-export function injectTraceHeaders(headers: Record<string, string>): void {
+export function injectTraceHeaders(
+  headers: Record<string, string>,
+  parent: Context = context.active(),
+): void {
   if (!enabled) return;
-  const active = context.active();
   // No span, nothing to continue: skip the propagators (a hot path outside any span).
-  if (trace.getSpanContext(active) === undefined) return;
-  propagation.inject(active, headers, RECORD_SETTER);
+  if (trace.getSpanContext(parent) === undefined) return;
+  propagation.inject(parent, headers, RECORD_SETTER);
+}
+
+// The context of each traced kit request's server span (app.ts), for explicit parents.
+const requestContexts = new WeakMap<object, Context>();
+
+/**
+ * The context of `request`'s server `span` (started in `parent`), remembered for
+ * {@link requestTraceContext}: what the kit runs a traced request in.
+ */
+export function requestSpanContext(request: object, span: Span, parent: Context): Context {
+  const spanContext = trace.setSpan(parent, span);
+  requestContexts.set(request, spanContext);
+  return spanContext;
+}
+
+/**
+ * The context of a kit request's server span (tracing on), to pass as `parent` across an
+ * `await` when tracing runs without AsyncLocalStorage; undefined when the request has none.
+ * @example await broker.run(body, { parent: requestTraceContext(ctx.request) });
+ */
+export function requestTraceContext(request: object): Context | undefined {
+  return enabled ? requestContexts.get(request) : undefined;
 }
 
 /**
@@ -276,21 +314,32 @@ export function failSpan(span: Span, error: unknown): void {
 
 /**
  * Run `fn` in a new span named `name` that ends when `fn` settles (failed if it throws); with
- * tracing off, just `fn()`.
+ * tracing off, just `fn()`. `fn` gets the span's context, to pass on as a parent where the
+ * active context does not reach (tracing with `context: "explicit"`).
  * @example await withSpan("score submission", () => score(id), { attributes: { "job.queue": "score" } });
  */
 export function withSpan<T>(
   name: string,
-  fn: () => Promise<T>,
+  fn: (context: Context) => Promise<T>,
   options?: WithSpanOptions,
 ): Promise<T>;
-export function withSpan<T>(name: string, fn: () => T, options?: WithSpanOptions): T;
-export function withSpan<T>(name: string, fn: () => T, options: WithSpanOptions = {}): T {
-  if (!enabled) return fn();
-  const span = startSpan(name, options);
+export function withSpan<T>(
+  name: string,
+  fn: (context: Context) => T,
+  options?: WithSpanOptions,
+): T;
+export function withSpan<T>(
+  name: string,
+  fn: (context: Context) => T,
+  options: WithSpanOptions = {},
+): T {
+  if (!enabled) return fn(ROOT_CONTEXT);
+  const parent = options.parent ?? context.active();
+  const span = startSpan(name, { ...options, parent });
+  const spanContext = trace.setSpan(parent, span);
   let result: T;
   try {
-    result = runInSpan(span, fn);
+    result = context.with(spanContext, () => fn(spanContext));
   } catch (error) {
     failSpan(span, error);
     span.end();

@@ -5,6 +5,7 @@ import {
   BrokerListResponse,
   BrokerRunRequest,
   BrokerRunResponse,
+  requestTraceContext,
 } from "@platform/core";
 import { Type } from "@sinclair/typebox";
 import type Docker from "dockerode";
@@ -91,7 +92,11 @@ export function registerBrokerRoutes(
       },
     },
     handler: async ({ request, body }) =>
-      broker.run(await authenticateBroker(store, request.headers), body, request.signal),
+      broker.run(await authenticateBroker(store, request.headers), body, {
+        signal: request.signal,
+        // The run's span is the request's child, passed across the await (explicit tracing).
+        trace: requestTraceContext(request),
+      }),
   });
 
   app.route({

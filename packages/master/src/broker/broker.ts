@@ -9,6 +9,7 @@ import {
   isHttpError,
   type Logger,
   type Sql,
+  type TraceContext,
   withSpan,
 } from "@platform/core";
 import Docker from "dockerode";
@@ -113,9 +114,10 @@ export class Broker {
   run(
     challenge: ChallengeRow,
     request: BrokerRunRequest,
-    signal?: AbortSignal,
+    { signal, trace }: { signal?: AbortSignal; trace?: TraceContext | undefined } = {},
   ): Promise<BrokerRunResponse> {
     return withSpan("broker run workload", () => this.measuredRun(challenge, request, signal), {
+      ...(trace ? { parent: trace } : {}),
       attributes: {
         "platform.challenge.slug": challenge.slug,
         "container.image.name": request.image,

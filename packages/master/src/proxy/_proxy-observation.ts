@@ -7,8 +7,10 @@ import {
   failSpan,
   headDecision,
   injectSpanHeaders,
+  injectTraceHeaders,
   isHttpError,
   startSpan,
+  type TraceContext,
   type TraceHeaderReader,
   type TraceSpan,
   tracingEnabled,
@@ -45,6 +47,8 @@ export class ProxyObservation {
     private readonly targets: ObservationTargets,
     private readonly kind: ProxiedKind,
     headers: TraceHeaderReader | undefined,
+    /** A kit route's: the context of the kit's server span, which covers the request. */
+    private readonly parent?: TraceContext,
   ) {
     if (tracingEnabled() && headers) {
       // Decided before any span exists: a request nobody samples makes none (head-sampling.ts).
@@ -77,6 +81,7 @@ export class ProxyObservation {
   inject(headers: Record<string, string>): void {
     if (this.span) injectSpanHeaders(this.span, headers);
     else if (this.unsampled !== undefined) headers["traceparent"] = this.unsampled;
+    else if (this.parent) injectTraceHeaders(headers, this.parent);
   }
 
   /** The challenge answered with `status` (its head is being written now). */
@@ -132,7 +137,9 @@ export function observe(
   kind: ProxiedKind,
   /** The request's headers, for a span of its own (none: the kit's server span covers it). */
   headers: TraceHeaderReader | undefined,
+  /** Without headers: the kit's server span's context (`requestTraceContext`), continued. */
+  parent?: TraceContext,
 ): ProxyObservation {
   if (!targets.metrics?.enabled && !tracingEnabled()) return NOTHING;
-  return new ProxyObservation(targets, kind, headers);
+  return new ProxyObservation(targets, kind, headers, parent);
 }

@@ -158,6 +158,8 @@ export async function admitUpload(
     requestHash: verified.requestHash,
     filename: upload.filename,
   });
+  // Tracing on: the challenge's bridge handler continues this upload's trace.
+  upload.observation?.inject(headers);
   const logFields = { slug, hotkey: verified.hotkey, bytes: upload.body.byteLength };
   return { base, headers, logFields };
 }

@@ -1,5 +1,3 @@
-import { injectTraceHeaders } from "@platform/core";
-
 /**
  * The request headers the forwarding rules read: a web `Headers` (the kit's routes) or a view
  * of a node request's raw headers with the same semantics (the native passthrough).
@@ -102,7 +100,7 @@ function forwardedFor(
 
 /**
  * The headers the master sets on every forwarded request (proxy marker, slug, X-Forwarded-*,
- * and with tracing on the active span's `traceparent`).
+ * the trace context is added by the caller).
  */
 export function platformHeaders(
   incoming: RequestHeaderReader,
@@ -120,9 +118,8 @@ export function platformHeaders(
   if (host) out["x-forwarded-host"] = host;
   const chain = forwardedFor(incoming.get("x-forwarded-for"), identity.remoteAddress);
   if (chain) out["x-forwarded-for"] = chain;
-  // Tracing on: the challenge continues the master's span (W3C traceparent), replacing the
-  // client's; off, a client's traceparent passes as any other header (one branch here).
-  injectTraceHeaders(out);
+  // The request's traceparent is the caller's to add (ProxyObservation.inject): the master's
+  // span when it traces, else the client's passes as any other header.
   return out;
 }
 

@@ -106,8 +106,6 @@ async function answer(
       identity: { slug, requestId, remoteAddress: req.socket.remoteAddress },
       observation,
     });
-    // Tracing on: the challenge's bridge handler continues this upload's span.
-    observation.inject(admitted.headers);
     deps.log.info("submission upload verified", { request_id: requestId, ...admitted.logFields });
     if (client.gone) return;
     const writer = new UpstreamResponseWriter({

@@ -5,6 +5,7 @@ import {
   HttpError,
   type HttpMethod,
   type RouteContext,
+  requestTraceContext,
   type ServerEnv,
 } from "@platform/core";
 import type { MasterMetrics } from "../ops/master-metrics.js";
@@ -39,10 +40,11 @@ export interface ProxyDependencies {
 export async function observedForward(
   deps: ProxyDependencies,
   kind: "passthrough" | "upload",
-  signal: AbortSignal,
+  request: Request,
   forward: (observation: ProxyObservation) => Promise<Response>,
 ): Promise<Response> {
-  const observation = observe(deps, kind, undefined);
+  const { signal } = request;
+  const observation = observe(deps, kind, undefined, requestTraceContext(request));
   try {
     const response = await forward(observation);
     observation.upstreamAnswered(response.status);
@@ -123,26 +125,27 @@ export function registerPassthroughRoutes(app: App, deps: ProxyDependencies): vo
     const { base } = await activeUpstream(deps.store, target.slug);
     observation.known(target.slug);
     const { body, contentLength } = forwardedBody(ctx.request, ctx.env);
+    const headers = passthroughRequestHeaders(
+      ctx.request.headers,
+      forwardIdentity(ctx, target.slug),
+      contentLength,
+      deps.isMasterCredential,
+    );
+    // Tracing on: the challenge continues the kit's span for this request.
+    observation.inject(headers);
     return deps.upstream.send({
       slug: target.slug,
       base,
       target: `${target.path}${target.query}`,
       method: ctx.request.method,
-      headers: passthroughRequestHeaders(
-        ctx.request.headers,
-        forwardIdentity(ctx, target.slug),
-        contentLength,
-        deps.isMasterCredential,
-      ),
+      headers,
       body,
       signal: ctx.request.signal,
     });
   };
   // A refused request's body is never read: core's adapter closes that connection instead.
   const handler = (ctx: RouteContext) =>
-    observedForward(deps, "passthrough", ctx.request.signal, (observation) =>
-      forward(ctx, observation),
-    );
+    observedForward(deps, "passthrough", ctx.request, (observation) => forward(ctx, observation));
   // native-passthrough.ts takes these same requests first on the public listener: see
   // _kit-route-match.ts before changing these paths or mounting anything under /challenges.
   for (const path of PASSTHROUGH_PATHS) {

@@ -54,7 +54,7 @@ export function registerSignedUploadRoute(
     params: Type.Object({ slug: Type.String() }),
     body: "stream",
     handler: (ctx) =>
-      observedForward(deps, "upload", ctx.request.signal, async (observation) => {
+      observedForward(deps, "upload", ctx.request, async (observation) => {
         const { slug } = ctx.params;
         const request = ctx.request;
         observation.names(slug);

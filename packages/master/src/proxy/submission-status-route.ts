@@ -25,7 +25,7 @@ export function registerSubmissionStatusRoute(app: App, deps: ProxyDependencies)
     tags: ["proxy"],
     params: Type.Object({ challenge_name: Type.String(), submission_id: Type.String() }),
     handler: (ctx) =>
-      observedForward(deps, "passthrough", ctx.request.signal, async (observation) => {
+      observedForward(deps, "passthrough", ctx.request, async (observation) => {
         const slug = ctx.params.challenge_name;
         observation.names(slug);
         const id = plainProxySegment(ctx.params.submission_id);
@@ -41,17 +41,19 @@ export function registerSubmissionStatusRoute(app: App, deps: ProxyDependencies)
         const { query } = splitProxyTarget(
           ctx.env.rawTarget ?? `${ctx.url.pathname}${ctx.url.search}`,
         );
+        const headers = passthroughRequestHeaders(
+          ctx.request.headers,
+          forwardIdentity(ctx, slug),
+          undefined,
+          deps.isMasterCredential,
+        );
+        observation.inject(headers);
         return deps.upstream.send({
           slug,
           base,
           target: `/v1/submissions/${encodeSegment(id)}${query}`,
           method: "GET",
-          headers: passthroughRequestHeaders(
-            ctx.request.headers,
-            forwardIdentity(ctx, slug),
-            undefined,
-            deps.isMasterCredential,
-          ),
+          headers,
           signal: ctx.request.signal,
         });
       }),

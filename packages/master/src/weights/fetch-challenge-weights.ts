@@ -1,4 +1,9 @@
-import { ChallengeWeightsResponse, injectTraceHeaders, validateValue } from "@platform/core";
+import {
+  ChallengeWeightsResponse,
+  injectTraceHeaders,
+  type TraceContext,
+  validateValue,
+} from "@platform/core";
 import { type Dispatcher, request } from "undici";
 
 /** The challenge route the master polls for weights (spec: /internal/v1 prefix). */
@@ -28,6 +33,8 @@ export interface FetchChallengeWeightsOptions {
   /** Aborts every attempt and backoff (the master is closing). */
   signal?: AbortSignal;
   userAgent?: string;
+  /** The collection's trace (its span's context): each request continues it. */
+  trace?: TraceContext;
 }
 
 /** The outcome of polling one challenge. Errors are short, public-safe reasons. */
@@ -101,7 +108,7 @@ async function attempt(
     "user-agent": options.userAgent ?? "platform-master",
   };
   // Tracing on: the challenge's get_weights continues the collection's trace.
-  injectTraceHeaders(headers);
+  injectTraceHeaders(headers, options.trace);
   try {
     const response = await request(url, {
       method: "GET",

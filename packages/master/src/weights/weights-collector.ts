@@ -1,4 +1,4 @@
-import { HttpError, type Logger, withSpan } from "@platform/core";
+import { HttpError, type Logger, type TraceContext, withSpan } from "@platform/core";
 import { Agent } from "undici";
 import type { MasterMetrics } from "../ops/master-metrics.js";
 import type { ChallengeRow } from "../registry/challenge-row.js";
@@ -74,7 +74,7 @@ export class WeightsCollector {
     if (this.stopped)
       return Promise.reject(new HttpError(503, "master_closing", "The master is shutting down"));
     // With tracing on, one trace per collection: each challenge's get_weights continues it.
-    this.running ??= withSpan("weights collection", () => this.run()).finally(() => {
+    this.running ??= withSpan("weights collection", (trace) => this.run(trace)).finally(() => {
       this.running = undefined;
     });
     return this.running;
@@ -128,13 +128,14 @@ export class WeightsCollector {
     }
   }
 
-  private async run(): Promise<StoredWeightsSnapshot> {
+  /** One collection; `trace` is its span's context, passed on to each challenge's request. */
+  private async run(trace: TraceContext): Promise<StoredWeightsSnapshot> {
     const { challenges, snapshots, settings, log } = this.options;
     const startedAt = new Date();
     const t0 = performance.now();
     const rows = await challenges.list(["active"]);
     const [fetched, metagraph] = await Promise.all([
-      mapBounded(rows, settings.concurrency, (row) => this.poll(row)),
+      mapBounded(rows, settings.concurrency, (row) => this.poll(row, trace)),
       this.loadMetagraph(),
     ]);
     if (this.abort.signal.aborted)
@@ -198,7 +199,7 @@ export class WeightsCollector {
     return snapshot;
   }
 
-  private poll(row: ChallengeRow): Promise<ChallengeWeightsFetch> {
+  private poll(row: ChallengeRow, trace: TraceContext): Promise<ChallengeWeightsFetch> {
     if (!row.internal_base_url) {
       return Promise.resolve({
         ok: false,
@@ -231,6 +232,7 @@ export class WeightsCollector {
       dispatcher: this.agent,
       signal: this.abort.signal,
       userAgent: `platform-master/${MASTER_VERSION}`,
+      trace,
     });
   }
 
