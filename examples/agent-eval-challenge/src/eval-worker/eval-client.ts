@@ -38,11 +38,7 @@ export function evalVmClient(
 
   return {
     run: () => run.send("GET", ""),
-    /** The agent ZIP's bytes (null unless 200). */
-    async artifact(): Promise<{ status: number; bytes: Buffer | null }> {
-      const answer = await run.send("GET", "/artifact");
-      return { status: answer.status, bytes: answer.status === 200 ? answer.bytes : null };
-    },
+    artifact: () => run.send("GET", "/artifact"),
     env: () => run.send<{ env?: Record<string, unknown> }>("GET", "/env"),
     telemetrySession: (grant: TelemetryGrant) =>
       run.send<{ session_id?: string; expires_at?: string }>("POST", "/telemetry-session", {

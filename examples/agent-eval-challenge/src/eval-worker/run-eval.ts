@@ -10,16 +10,16 @@
  * Telemetry is best effort (a refused progress event or attempt is printed, and the trials go
  * on); the plan, the artifact, the session and the result are not.
  */
-import { WorkerClientError } from "@platform/challenge-sdk/client";
 import { dockerTaskRunner, TaskError, type TaskRunner } from "@platform/challenge-sdk/tasks";
-import { canonicalDigest, canonicalJson, sha256Hex } from "../crypto/index.js";
+import { canonicalDigest, canonicalJson } from "../crypto/index.js";
 import type { EvalPlan } from "../eval/eval-plan.js";
-import { buildEvalResult, type EvalResult } from "../eval/eval-result.js";
+import { buildEvalResult } from "../eval/eval-result.js";
 import type { ProgressEventRecord } from "../eval/progress.js";
 import { checkTaskOutput, type EvalTask, type TaskSet } from "../eval/task-set.js";
 import type { OpenedAttempt } from "../live/open-attempt.js";
 import { devAttestation } from "../worker/dev-attestation.js";
 import { WorkerFailure } from "../worker/worker-failure.js";
+import { checkedArtifact, deliverDocument } from "../worker/worker-steps.js";
 import { agentTaskFiles } from "./agent-files.js";
 import { type AttemptEventLine, type EvalVmClient, evalVmClient } from "./eval-client.js";
 import { evalEventLog } from "./eval-evidence.js";
@@ -129,21 +129,11 @@ async function evaluate(
   );
 
   // --- the agent, re-hashed; an unreadable one still gets a result (every trial 0).
-  const artifact = await client.artifact();
-  if (artifact.bytes === null) {
-    throw new EvalFailure(
-      "artifact_mismatch",
-      `the artifact route answered HTTP ${artifact.status}`,
-    );
-  }
-  const agentSha256 = sha256Hex(artifact.bytes);
-  if (agentSha256 !== plan.agent_sha256) {
-    throw new EvalFailure(
-      "artifact_mismatch",
-      `the artifact's sha256 ${agentSha256} is not the plan's ${plan.agent_sha256}`,
-    );
-  }
-  const agent = await agentTaskFiles(artifact.bytes);
+  const { bytes: zip, sha256: agentSha256 } = await checkedArtifact(client.artifact(), {
+    sha256: plan.agent_sha256,
+    by: "the plan's",
+  });
+  const agent = await agentTaskFiles(zip);
   say(
     agent.ok
       ? `agent ${agentSha256}: ${agent.count} files, ${agent.bytes} bytes`
@@ -253,7 +243,13 @@ async function evaluate(
   say(
     `result built: score ${result.result_core.score}, result digest ${result.result_digest} (development quote)`,
   );
-  return postResult(client, result, say, options.resultRetryBudgetMs ?? RESULT_RETRY_BUDGET_MS);
+  const state = await deliverDocument(
+    (delivery) => client.result(canonicalJson(result), delivery),
+    { name: "result", again: "the same bytes", holder: "run", refused: "result_refused" },
+    say,
+    options.resultRetryBudgetMs ?? RESULT_RETRY_BUDGET_MS,
+  );
+  return { receipted: true, score: result.result_core.score, state };
 }
 
 type ProgressBody =
@@ -306,39 +302,4 @@ function telemetryOf(client: EvalVmClient, session: string, say: (line: string) 
       );
     },
   };
-}
-
-/**
- * POST the result's canonical bytes until a receipt; no answer, 429 or 5xx (the verifier away)
- * sends the identical bytes again after Retry-After or a backoff, within the budget.
- */
-async function postResult(
-  client: EvalVmClient,
-  result: EvalResult,
-  say: (line: string) => void,
-  budgetMs: number,
-): Promise<EvalRunResult> {
-  let answer: Awaited<ReturnType<EvalVmClient["result"]>>;
-  try {
-    answer = await client.result(canonicalJson(result), {
-      budgetMs,
-      onRetry: ({ attempt, waitMs, reason }) =>
-        say(
-          `result attempt ${attempt}: ${reason}; the same bytes again in ${Math.round(waitMs / 1000)} s`,
-        ),
-    });
-  } catch (error) {
-    if (!(error instanceof WorkerClientError)) throw error;
-    throw new EvalFailure("result_refused", error.message);
-  }
-  const receipt = answer.body as {
-    state?: string;
-    verification?: { status?: string; code?: string | null };
-  } | null;
-  const verification = receipt?.verification;
-  say(
-    `result receipted (HTTP ${answer.status}): run ${receipt?.state}, verification ${verification?.status}` +
-      `${verification?.code ? ` (${verification.code})` : ""}`,
-  );
-  return { receipted: true, score: result.result_core.score, state: String(receipt?.state) };
 }

@@ -6,20 +6,19 @@
  * recorded with the failure route so the assignment does not sit until it expires.
  */
 import { readArchive } from "@platform/challenge-sdk";
-import { WorkerClientError } from "@platform/challenge-sdk/client";
 import type { ZipFileEntry } from "@platform/challenge-sdk/zip";
-import { canonicalDigest, sha256Hex } from "../crypto/index.js";
+import { canonicalDigest } from "../crypto/index.js";
 import type { ReviewAssignmentCore } from "../review/issue-assignment.js";
 import {
   buildReviewEnvelope,
   type EvidenceInput,
-  type ReviewEnvelope,
   type ReviewFindingRecord,
   type ReviewVerdict,
 } from "../review/review-envelope.js";
 import { AGENT_ARCHIVE } from "../submissions/agent-archive.js";
 import { devAttestation } from "../worker/dev-attestation.js";
 import { WorkerFailure } from "../worker/worker-failure.js";
+import { checkedArtifact, deliverDocument } from "../worker/worker-steps.js";
 import {
   callModel,
   ModelUnavailableError,
@@ -110,21 +109,12 @@ async function review(
   }
   say(`assignment state ${body.state}, submission ${core.submission_id}, attempt ${core.attempt}`);
 
-  const artifact = await client.artifact();
-  if (artifact.bytes === null) {
-    throw new ReviewFailure(
-      "artifact_mismatch",
-      `the artifact route answered HTTP ${artifact.status}`,
-    );
-  }
-  const artifactSha256 = sha256Hex(artifact.bytes);
-  if (artifactSha256 !== core.artifact_sha256 || artifact.bytes.length !== core.artifact_size) {
-    throw new ReviewFailure(
-      "artifact_mismatch",
-      `the artifact's sha256 ${artifactSha256} (${artifact.bytes.length} bytes) is not the assignment's ${core.artifact_sha256}`,
-    );
-  }
-  say(`artifact ${artifactSha256} (${artifact.bytes.length} bytes) matches the assignment`);
+  const artifact = await checkedArtifact(client.artifact(), {
+    sha256: core.artifact_sha256,
+    size: core.artifact_size,
+    by: "the assignment's",
+  });
+  say(`artifact ${artifact.sha256} (${artifact.bytes.length} bytes) matches the assignment`);
 
   const rules = await client.rules();
   if (rules.status !== 200)
@@ -223,7 +213,7 @@ async function review(
   const eventLog = reviewEventLog({
     reviewer: REVIEWER,
     rulesRevisionId: core.rules_revision_id,
-    artifactSha256,
+    artifactSha256: artifact.sha256,
     modelRequestSha256: planned.record.request_sha256,
   });
   const envelope = await buildReviewEnvelope({
@@ -245,13 +235,19 @@ async function review(
   say(
     `report built: verdict ${verdict}, review digest ${envelope.review_digest} (development quote)`,
   );
-  return postReport(
-    client,
-    envelope,
-    verdict,
+  const state = await deliverDocument(
+    (delivery) => client.report(envelope, delivery),
+    {
+      name: "report",
+      again: "the same envelope",
+      holder: "assignment",
+      refused: "report_refused",
+      outcome: true,
+    },
     say,
     options.reportRetryBudgetMs ?? REPORT_RETRY_BUDGET_MS,
   );
+  return { receipted: true, verdict, state };
 }
 
 function summarize(
@@ -262,40 +258,4 @@ function summarize(
   const checks = [...new Set(findings.map((finding) => finding.check_id))];
   const found = checks.length === 0 ? "no findings" : `findings: ${checks.join(", ")}`;
   return `${verdict} by ${REVIEWER.name} ${REVIEWER.version}: ${found}; model: ${model ?? "not configured"}`;
-}
-
-/**
- * POST the envelope until a receipt; no answer, 429 or 5xx (the verifier away) sends the
- * identical envelope again after Retry-After or a backoff, within the budget.
- */
-async function postReport(
-  client: ReviewVmClient,
-  envelope: ReviewEnvelope,
-  verdict: ReviewVerdict,
-  say: (line: string) => void,
-  budgetMs: number,
-): Promise<RunResult> {
-  let answer: Awaited<ReturnType<ReviewVmClient["report"]>>;
-  try {
-    answer = await client.report(envelope, {
-      budgetMs,
-      onRetry: ({ attempt, waitMs, reason }) =>
-        say(
-          `report attempt ${attempt}: ${reason}; the same envelope again in ${Math.round(waitMs / 1000)} s`,
-        ),
-    });
-  } catch (error) {
-    if (!(error instanceof WorkerClientError)) throw error;
-    throw new ReviewFailure("report_refused", error.message);
-  }
-  const receipt = answer.body as {
-    state?: string;
-    verification?: { status?: string; outcome?: string; code?: string | null };
-  } | null;
-  const verification = receipt?.verification;
-  say(
-    `report receipted (HTTP ${answer.status}): assignment ${receipt?.state}, verification ${verification?.status}` +
-      `${verification?.code ? ` (${verification.code})` : ""}, outcome ${verification?.outcome}`,
-  );
-  return { receipted: true, verdict, state: String(receipt?.state) };
 }

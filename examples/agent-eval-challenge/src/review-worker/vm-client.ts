@@ -22,11 +22,8 @@ export function reviewVmClient(challengeUrl: string, assignmentId: string, token
   return {
     assignment: () => assignment.send("GET", ""),
     rules: () => assignment.send("GET", "/rules"),
-    /** The artifact's bytes (null unless 200): the worker hashes them itself. */
-    async artifact(): Promise<{ status: number; bytes: Buffer | null }> {
-      const answer = await assignment.send("GET", "/artifact");
-      return { status: answer.status, bytes: answer.status === 200 ? answer.bytes : null };
-    },
+    /** The artifact's bytes: the worker hashes them itself. */
+    artifact: () => assignment.send("GET", "/artifact"),
     modelCallStarted: (record: PlannedModelCall) =>
       assignment.send("POST", "/model-call-started", { json: record }),
     failure: (reasonCode: string, message: string) =>
