@@ -14,7 +14,7 @@
 import { ConfigError, type ConfigOf, type Static, Type } from "@platform/challenge-sdk";
 import { DEFAULT_TRUSTED_PROXIES, trustedProxies } from "./live/client-address.js";
 import { Literals } from "./schema-primitives.js";
-import { WEIGHTS_MODES, type WeightsMode } from "./weights/agent-weights.js";
+import { WEIGHTS_MODES } from "./weights/agent-weights.js";
 
 /** Every variable this challenge reads beyond the SDK's own. */
 export const Settings = Type.Object({
@@ -88,29 +88,13 @@ export const Settings = Type.Object({
 export type Settings = ConfigOf<typeof Settings>;
 
 /** What the service runs with. */
-export interface AgentEvalOptions {
-  secretKeyFile: string | null;
-  /** No key file: the key is generated in (and reused from) DATA_DIR. Development only. */
-  generateSecretKey: boolean;
-  ownerHotkey: string | null;
-  attestation: {
-    verifier: "dcap" | "dev";
-    devKeyFile: string | null;
-    /** Lower-case hex MRTDs; empty: the verifier's default (dev: the reference worker's). */
-    measurements: string[];
-  };
-  submissionWindowSeconds: number;
-  weightsMode: WeightsMode;
-  replayAudit: { rate: number; seed: string | null };
-  /** TRUSTED_PROXIES as set: who may name the client of a live feed (client-address.ts). */
-  trustedProxies: string;
-}
+export type AgentEvalOptions = ReturnType<typeof resolveSettings>;
 
 /** The options of `config`, or a ConfigError naming every problem. */
 export function resolveSettings(
   config: Static<typeof Settings>,
   settings: { tokenConfigured: boolean },
-): AgentEvalOptions {
+) {
   const issues: { variable: string; message: string }[] = [];
   if (
     settings.tokenConfigured &&
@@ -141,16 +125,19 @@ export function resolveSettings(
     .filter((value) => value.length > 0);
   return {
     secretKeyFile: config.SECRET_KEY_FILE ?? null,
+    // No key file: the key is generated in (and reused from) DATA_DIR. Development only.
     generateSecretKey: config.SECRET_KEY_FILE === undefined,
     ownerHotkey: config.OWNER_HOTKEY ?? null,
     attestation: {
       verifier: config.ATTESTATION_VERIFIER,
       devKeyFile: config.DEV_ATTESTATION_KEY_FILE ?? null,
+      // Lower-case hex MRTDs; empty: the verifier's default (dev: the reference worker's).
       measurements: [...new Set(measurements)],
     },
     submissionWindowSeconds: config.SUBMISSION_WINDOW_SECONDS,
     weightsMode: config.WEIGHTS_MODE,
     replayAudit: { rate: config.REPLAY_AUDIT_RATE, seed: config.REPLAY_AUDIT_SEED ?? null },
+    // As set: who may name the client of a live feed (client-address.ts).
     trustedProxies: config.TRUSTED_PROXIES,
   };
 }
