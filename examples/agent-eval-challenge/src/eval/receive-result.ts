@@ -9,12 +9,19 @@
  * the run waits in verifying, never expiring, without credit). First receipt 202, identical
  * replay 200, a different body 409 result_conflict.
  */
-import { HttpError, type Logger, type Sql, type TransactionSql } from "@platform/challenge-sdk";
+import {
+  HttpError,
+  type Logger,
+  type Sql,
+  type Static,
+  type TransactionSql,
+} from "@platform/challenge-sdk";
 import { type QuoteVerifier, verifyAttestation } from "../attestation/index.js";
 import { CanonicalJsonError, parseCanonical, sha256Hex } from "../crypto/index.js";
 import { reviewTransaction } from "../review/index.js";
 import { type EvalRunState, transitionEvalRun } from "../state/index.js";
 import { checkResultLocally, type EvalResult } from "./eval-result.js";
+import type { EvalReceiptResponse } from "./eval-result-schemas.js";
 import { lockRun } from "./run-bearer.js";
 
 /** The result route's body limit. */
@@ -29,26 +36,10 @@ export const RESULT_ERROR_CODES = {
   verifierUnavailable: "verifier_unavailable",
 } as const;
 
+/** The receipt the route answers (EvalReceiptResponse). */
+export type ResultReceipt = Static<typeof EvalReceiptResponse>;
 /** The decided outcome of a result, stored with it. */
-export interface ResultVerification {
-  status: "verified" | "rejected";
-  code: string | null;
-  message: string | null;
-  verifier: "dcap" | "dev";
-  confidential: boolean;
-  measurement: string | null;
-  /** The result verified and the review that authorised the run verified too. */
-  fully_attested: boolean;
-}
-
-export interface ResultReceipt {
-  run_id: string;
-  state: EvalRunState;
-  result_sha256: string;
-  received_at: string;
-  score: number | null;
-  verification: ResultVerification;
-}
+export type ResultVerification = ResultReceipt["verification"];
 
 interface ResultRow {
   result_sha256: string;
