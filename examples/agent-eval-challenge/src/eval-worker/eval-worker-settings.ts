@@ -23,24 +23,7 @@ export const DEFAULT_AGENT_IMAGE = "platform/agent-eval-agent:local";
 export const DEFAULT_TRIAL_TIMEOUT_SECONDS = 60;
 const MAX_TRIAL_TIMEOUT_SECONDS = 3600;
 
-export interface EvalWorkerSettings {
-  token: string;
-  runId: string;
-  grant: TelemetryGrant;
-  /** The challenge's base URL (a master's `<master>/challenges/agent-eval` works too). */
-  challengeUrl: string;
-  /**
-   * Where the challenge's /internal routes answer (the attempt events route): the master's proxy
-   * never forwards /internal, so through a master this is the challenge's own address
-   * (CHALLENGE_INTERNAL_URL; CHALLENGE_URL when unset).
-   */
-  challengeInternalUrl: string;
-  devAttestationKeyFile: string | undefined;
-  agentImage: string;
-  trialTimeoutSeconds: number;
-  /** `sha256:<hex>` of the image the worker runs in, for the result's vm_config. */
-  imageDigest: string;
-}
+export type EvalWorkerSettings = ReturnType<typeof loadEvalWorkerSettings>;
 
 export class EvalWorkerSettingsError extends Error {
   override readonly name = "EvalWorkerSettingsError";
@@ -52,7 +35,7 @@ const IMAGE_PATTERN = /^[a-z0-9][a-z0-9._/:@-]{0,254}$/;
 export function loadEvalWorkerSettings(
   env: NodeJS.ProcessEnv = process.env,
   ownFile: string = fileURLToPath(import.meta.url),
-): EvalWorkerSettings {
+) {
   const problems: string[] = [];
   const token = env.EVAL_RUN_TOKEN?.trim() ?? "";
   const parsed = token === "" ? null : readCapabilityToken(token);
@@ -90,11 +73,15 @@ export function loadEvalWorkerSettings(
     token,
     runId: parsed!.id,
     grant: grant!,
+    // The challenge's base URL (a master's `<master>/challenges/agent-eval` works too).
     challengeUrl: challengeUrl!,
+    // Where the challenge's /internal routes answer (the attempt events route): the master's
+    // proxy never forwards /internal, so through a master this is the challenge's own address.
     challengeInternalUrl: challengeInternalUrl!,
     devAttestationKeyFile: env.DEV_ATTESTATION_KEY_FILE?.trim() || undefined,
     agentImage,
     trialTimeoutSeconds,
+    // `sha256:<hex>` of the image the worker runs in, for the result's vm_config.
     imageDigest,
   };
 }

@@ -20,16 +20,7 @@ export interface ModelSettings {
   endpointHost: string;
 }
 
-export interface WorkerSettings {
-  token: string;
-  assignmentId: string;
-  /** The challenge's base URL (a master's `<master>/challenges/agent-eval` works too). */
-  challengeUrl: string;
-  model: ModelSettings | null;
-  devAttestationKeyFile: string | undefined;
-  /** `sha256:<hex>` of the image the worker runs in, for the report's vm_config. */
-  imageDigest: string;
-}
+export type WorkerSettings = ReturnType<typeof loadWorkerSettings>;
 
 export class WorkerSettingsError extends Error {
   override readonly name = "WorkerSettingsError";
@@ -43,7 +34,7 @@ const HOST_PATTERN =
 export function loadWorkerSettings(
   env: NodeJS.ProcessEnv = process.env,
   ownFile: string = fileURLToPath(import.meta.url),
-): WorkerSettings {
+) {
   const problems: string[] = [];
   const token = env.REVIEW_SESSION_TOKEN?.trim() ?? "";
   const parsed = token === "" ? null : readCapabilityToken(token);
@@ -61,9 +52,11 @@ export function loadWorkerSettings(
   return {
     token,
     assignmentId: parsed!.id,
+    // The challenge's base URL (a master's `<master>/challenges/agent-eval` works too).
     challengeUrl: challengeUrl!,
     model,
     devAttestationKeyFile: env.DEV_ATTESTATION_KEY_FILE?.trim() || undefined,
+    // `sha256:<hex>` of the image the worker runs in, for the report's vm_config.
     imageDigest,
   };
 }
