@@ -11,6 +11,7 @@
  * on); the plan, the artifact, the session and the result are not.
  */
 import { dockerTaskRunner, TaskError, type TaskRunner } from "@platform/challenge-sdk/tasks";
+import { workloadEvents } from "../attestation/index.js";
 import { canonicalDigest, canonicalJson } from "../crypto/index.js";
 import type { EvalPlan } from "../eval/eval-plan.js";
 import { buildEvalResult } from "../eval/eval-result.js";
@@ -22,7 +23,6 @@ import { WorkerFailure } from "../worker/worker-failure.js";
 import { checkedArtifact, deliverDocument } from "../worker/worker-steps.js";
 import { agentTaskFiles } from "./agent-files.js";
 import { type AttemptEventLine, type EvalVmClient, evalVmClient } from "./eval-client.js";
-import { evalEventLog } from "./eval-evidence.js";
 import { EVALUATOR, type EvalWorkerSettings } from "./eval-worker-settings.js";
 import { passesToAgent, runTrial, TRIAL_RUN_MARGIN_MS } from "./run-trial.js";
 
@@ -225,13 +225,16 @@ async function evaluate(
   }
 
   // --- the result.
-  const eventLog = evalEventLog({
-    evaluator: EVALUATOR,
-    planDigest,
-    taskSetRevisionId: taskSet.revision_id,
-    agentSha256,
-    agentImage: settings.agentImage,
-  });
+  // What RTMR3 measures before the quote, in this order: a verifier replays it to the quote,
+  // so a result says which evaluator judged which agent on which tasks (the plan's digest binds
+  // the run, the agent, the tasks and the trials), in which image the agents ran.
+  const eventLog = workloadEvents([
+    ["evaluator-version", `${EVALUATOR.name}@${EVALUATOR.version}`],
+    ["eval-plan-digest", planDigest],
+    ["task-set-revision", taskSet.revision_id],
+    ["agent-sha256", agentSha256],
+    ["agent-image", settings.agentImage],
+  ]);
   const result = await buildEvalResult({
     plan,
     planDigest,

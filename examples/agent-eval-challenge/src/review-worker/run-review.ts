@@ -7,7 +7,8 @@
  */
 import { readArchive } from "@platform/challenge-sdk";
 import type { ZipFileEntry } from "@platform/challenge-sdk/zip";
-import { canonicalDigest } from "../crypto/index.js";
+import { workloadEvents } from "../attestation/index.js";
+import { canonicalDigest, sha256Hex } from "../crypto/index.js";
 import type { ReviewAssignmentCore } from "../review/issue-assignment.js";
 import {
   buildReviewEnvelope,
@@ -26,7 +27,6 @@ import {
   planModelCall,
   planNoModelCall,
 } from "./model-review.js";
-import { findingsEvidence, reviewEventLog } from "./review-evidence.js";
 import { checksFromRulesBundle, RulesInvalidError } from "./review-rules.js";
 import { MAX_FINDINGS, runStaticChecks, stricterVerdict, verdictOf } from "./static-checks.js";
 import { type ReviewVmClient, reviewVmClient } from "./vm-client.js";
@@ -199,23 +199,34 @@ async function review(
     });
     say(`model verdict ${opinion.verdict}; review verdict ${verdict}`);
   }
-  evidence.unshift(
-    findingsEvidence({
-      verdict,
-      staticVerdict,
-      modelVerdict,
-      findings,
-      files,
-      zipError: read.ok ? null : read.error,
-    }),
-  );
-
-  const eventLog = reviewEventLog({
-    reviewer: REVIEWER,
-    rulesRevisionId: core.rules_revision_id,
-    artifactSha256: artifact.sha256,
-    modelRequestSha256: planned.record.request_sha256,
+  // review-findings.json: every finding, and every file the review read by path, size and sha256.
+  const findingsDocument = {
+    schema_version: "review-findings/v1",
+    verdict,
+    static_verdict: staticVerdict,
+    model_verdict: modelVerdict,
+    findings,
+    zip_error: read.ok ? null : read.error,
+    files: files.map((file) => ({
+      path: file.path,
+      size: file.data.length,
+      sha256: sha256Hex(file.data),
+    })),
+  };
+  evidence.unshift({
+    name: "review-findings.json",
+    mediaType: "application/json",
+    bytes: Buffer.from(JSON.stringify(findingsDocument), "utf8"),
   });
+
+  // What RTMR3 measures before the quote, in this order: it pins the reviewer, the rules, the
+  // artifact and the model request into the quote.
+  const eventLog = workloadEvents([
+    ["reviewer-version", `${REVIEWER.name}@${REVIEWER.version}`],
+    ["rules-revision", core.rules_revision_id],
+    ["artifact-sha256", artifact.sha256],
+    ["model-request-sha256", planned.record.request_sha256],
+  ]);
   const envelope = await buildReviewEnvelope({
     assignment: core,
     assignmentDigest,

@@ -43,6 +43,19 @@ describe(`the eval worker's result delivery (on ${backend})`, () => {
     expect(lines.join("\n")).toContain("eval-worker: result receipted (HTTP 202)");
     expect(lines.join("\n")).not.toMatch(/result attempt/);
     expect(await runRow(run)).toEqual({ state: "accepted", score: 0 });
+    // What the worker measured into RTMR3, in order.
+    const [stored] = await t.sql<{ body: string }[]>`
+      select body from eval_results where run_id = ${run.runId}`;
+    const { attestation } = JSON.parse(stored!.body) as {
+      attestation: { event_log: { imr: number; event: string }[] };
+    };
+    expect(attestation.event_log.map(({ imr, event }) => `${imr}:${event}`)).toEqual([
+      "3:evaluator-version",
+      "3:eval-plan-digest",
+      "3:task-set-revision",
+      "3:agent-sha256",
+      "3:agent-image",
+    ]);
   }, 60_000);
 
   it("gives up at once when the verifier asks for a wait past its budget", async () => {

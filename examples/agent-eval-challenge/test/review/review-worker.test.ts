@@ -150,6 +150,21 @@ describe(`the reference review worker (on ${backend})`, () => {
     const row = await assignmentRow(prepared.assignmentId);
     expect(row.state).toBe(state);
     expect(row.report_envelope).not.toBeNull();
+    // What the worker measured into RTMR3, in order, and the findings document it attached.
+    const envelope = row.report_envelope as {
+      attestation: { event_log: { imr: number; event: string }[] };
+      review_core: { evidence: { name: string; media_type: string }[] };
+    };
+    expect(envelope.attestation.event_log.map(({ imr, event }) => `${imr}:${event}`)).toEqual([
+      "3:reviewer-version",
+      "3:rules-revision",
+      "3:artifact-sha256",
+      "3:model-request-sha256",
+    ]);
+    expect(envelope.review_core.evidence[0]).toMatchObject({
+      name: "review-findings.json",
+      media_type: "application/json",
+    });
     const after = await t.fetch(`/review/v1/assignments/${prepared.assignmentId}`, {
       headers: { authorization: `Bearer ${prepared.token}` },
     });
