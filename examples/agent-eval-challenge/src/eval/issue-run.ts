@@ -5,8 +5,9 @@
  * pointer, the run's "issue" status event and the submission's move to eval_running; at most
  * MAX_EVAL_RUNS_PER_REVIEW runs per allowing review (409 review_run_limit_reached).
  */
+import { randomBytes } from "node:crypto";
 import { databaseNow, HttpError, type Static, type TransactionSql } from "@platform/challenge-sdk";
-import { mintId } from "../crypto/index.js";
+import { canonicalDigest, mintId } from "../crypto/index.js";
 import type { OwnedSubmission } from "../review/index.js";
 import {
   appendStatusEvent,
@@ -15,7 +16,12 @@ import {
   transitionSubmission,
 } from "../state/index.js";
 import { EVAL_ERROR_CODES } from "./eval-errors.js";
-import { buildEvalPlan, DEFAULT_TRIALS } from "./eval-plan.js";
+import {
+  DEFAULT_TRIALS,
+  EVAL_PLAN_SCHEMA_VERSION,
+  type EvalPlan,
+  SCORING_POLICY,
+} from "./eval-plan.js";
 import type { EvalPrepareResponse } from "./eval-schemas.js";
 import { runToken } from "./run-bearer.js";
 import type { TaskSet } from "./task-set.js";
@@ -54,18 +60,36 @@ export async function issueRun(
   const runId = mintId();
   const { token, hash: tokenSha256 } = runToken(input.secretKey, runId);
   const expiresAt = new Date(now.getTime() + EVAL_RUN_TTL_SECONDS * 1000);
-  const { plan, digest } = buildEvalPlan({
-    runId,
-    submissionId: submission.id,
-    runNumber: input.runNumber,
-    allow,
-    agentSha256: submission.artifact_sha256,
-    taskSet: input.taskSet,
+  const base = `/evaluation/v1/runs/${runId}`;
+  const plan: EvalPlan = {
+    schema_version: EVAL_PLAN_SCHEMA_VERSION,
+    run_id: runId,
+    submission_id: Number(submission.id),
+    run_number: input.runNumber,
+    review: {
+      assignment_id: allow.assignmentId,
+      session_id: allow.sessionId,
+      review_digest: allow.reviewDigest,
+    },
+    agent_sha256: submission.artifact_sha256,
+    task_set: {
+      revision_id: input.taskSet.revision_id,
+      task_ids: input.taskSet.tasks.map((task) => task.id),
+    },
     trials: DEFAULT_TRIALS,
-    runTokenSha256: tokenSha256,
-    issuedAt: now,
-    expiresAt,
-  });
+    scoring_policy: SCORING_POLICY,
+    scoring_policy_digest: canonicalDigest(SCORING_POLICY),
+    endpoints: {
+      result: `${base}/result`,
+      telemetry_session: `${base}/telemetry-session`,
+      progress: `${base}/progress`,
+    },
+    nonce: randomBytes(24).toString("base64url"),
+    run_token_sha256: tokenSha256,
+    issued_at: now.toISOString(),
+    expires_at: expiresAt.toISOString(),
+  };
+  const digest = canonicalDigest(plan);
   await tx`
     insert into eval_runs (
       id, submission_id, review_assignment_id, run_number, review_run_number, predecessor_id,
