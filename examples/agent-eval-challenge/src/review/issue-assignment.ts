@@ -4,6 +4,7 @@ import { canonicalDigest } from "../crypto/index.js";
 import { ASSIGNMENT_TTL_SECONDS, appendStatusEvent, transitionSubmission } from "../state/index.js";
 import type { OwnedSubmission } from "./_owned-submission.js";
 import { assignmentToken } from "./assignment-bearer.js";
+import { issuedAnswer, type ReviewPrepareAnswer } from "./review-answer.js";
 import type { ReviewAssignmentCore as ReviewAssignmentCoreSchema } from "./review-schemas.js";
 
 export const REVIEW_ASSIGNMENT_SCHEMA_VERSION = "review-assignment/v1";
@@ -11,17 +12,10 @@ export const REVIEW_ASSIGNMENT_SCHEMA_VERSION = "review-assignment/v1";
 /** The immutable assignment core (review assignment v1), exactly as stored and digested. */
 export type ReviewAssignmentCore = Static<typeof ReviewAssignmentCoreSchema>;
 
-/** A new assignment: its core and digest, and its token (deliver it once, never store it). */
-export interface IssuedAssignment {
-  core: ReviewAssignmentCore;
-  digest: string;
-  token: string;
-}
-
 /**
- * Inserts assignment `attempt` of `sessionId` (state queued, token delivered now: the caller
- * answers with it in this transaction), appends its "issue" status event and moves the submission
- * to review_queued through the state module. The caller holds the submission lock and points the
+ * Inserts assignment `attempt` of `sessionId` (state queued, token delivered now: the answer
+ * carries it, the one delivery), appends its "issue" status event and moves the submission to
+ * review_queued through the state module. The caller holds the submission lock and points the
  * session at the new assignment in the same transaction.
  */
 export async function issueAssignment(
@@ -37,7 +31,7 @@ export async function issueAssignment(
     secretKey: Buffer;
     now: Date;
   },
-): Promise<IssuedAssignment> {
+): Promise<ReviewPrepareAnswer> {
   const { submission, assignmentId, now } = input;
   const expiresAt = new Date(now.getTime() + ASSIGNMENT_TTL_SECONDS * 1000);
   const core: ReviewAssignmentCore = {
@@ -80,5 +74,5 @@ export async function issueAssignment(
     actor: "miner",
     now,
   });
-  return { core, digest, token };
+  return issuedAnswer(core, digest, token);
 }

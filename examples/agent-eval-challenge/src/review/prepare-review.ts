@@ -4,7 +4,7 @@ import { lockOwnedSubmission } from "./_owned-submission.js";
 import { reviewTransaction } from "./_review-transaction.js";
 import { lockReviewSession } from "./_session.js";
 import { issueAssignment } from "./issue-assignment.js";
-import { currentAnswer, issuedAnswer, type ReviewPrepareAnswer } from "./review-answer.js";
+import { currentAnswer, type ReviewPrepareAnswer } from "./review-answer.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
 
 /** Who asks, for which submission, with what the instance holds. */
@@ -49,7 +49,7 @@ export function prepareReview(sql: Sql, request: ReviewRequest): Promise<ReviewP
     await tx`
       insert into review_sessions (id, submission_id, current_assignment_id, attempts)
       values (${sessionId}, ${submission.id}, ${assignmentId}, 1)`;
-    const issued = await issueAssignment(tx, {
+    return issueAssignment(tx, {
       submission,
       assignmentId,
       sessionId,
@@ -59,6 +59,5 @@ export function prepareReview(sql: Sql, request: ReviewRequest): Promise<ReviewP
       secretKey: request.secretKey,
       now,
     });
-    return issuedAnswer(issued.core, issued.digest, issued.token);
   });
 }

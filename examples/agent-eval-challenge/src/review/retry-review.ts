@@ -12,7 +12,7 @@ import { reviewTransaction } from "./_review-transaction.js";
 import { lockReviewSession } from "./_session.js";
 import { issueAssignment } from "./issue-assignment.js";
 import type { ReviewRequest } from "./prepare-review.js";
-import { issuedAnswer, type ReviewPrepareAnswer } from "./review-answer.js";
+import type { ReviewPrepareAnswer } from "./review-answer.js";
 import { REVIEW_ERROR_CODES } from "./review-errors.js";
 
 /** review/retry's request: the assignment retried (compare-and-swap) and, if needed, an approval. */
@@ -98,7 +98,7 @@ export function retryReview(sql: Sql, request: RetryRequest): Promise<ReviewPrep
         now,
       });
     }
-    return issuedAnswer(issued.core, issued.digest, issued.token);
+    return issued;
   });
 }
 
