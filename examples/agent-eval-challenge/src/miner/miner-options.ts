@@ -39,18 +39,7 @@ options:
 The last line of \`run\` is always \`final score: <0..1>\`; it exits 0 whatever the score, and 1
 when the flow could not complete.`;
 
-export interface MinerOptions {
-  command: Command;
-  url: string;
-  keyFile: string | undefined;
-  newKey: boolean;
-  agent: string | undefined;
-  name: string | undefined;
-  submission: number | undefined;
-  env: Record<string, string>;
-  agentImage: string;
-  waitWeightSeconds: number;
-}
+export type MinerOptions = NonNullable<ReturnType<typeof parseMinerOptions>>;
 
 function envEntry(text: string, where: string, into: Record<string, string>) {
   const equals = text.indexOf("=");
@@ -59,7 +48,7 @@ function envEntry(text: string, where: string, into: Record<string, string>) {
 }
 
 /** The options of `argv` (without node and the script), or null for --help. */
-export function parseMinerOptions(argv: string[], env: NodeJS.ProcessEnv): MinerOptions | null {
+export function parseMinerOptions(argv: string[], env: NodeJS.ProcessEnv) {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
