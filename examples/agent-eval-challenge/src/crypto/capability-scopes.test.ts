@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { issueCapabilityToken } from "@platform/challenge-sdk/tokens";
 import { describe, expect, it } from "vitest";
-import { capabilityScope } from "./capability-scopes.js";
+import { capabilityScope, capabilityToken, tokenHolder } from "./capability-scopes.js";
 import { deriveKey, KeyLabel } from "./key-derivation.js";
 
 const secretKey = Buffer.alloc(32, 9);
@@ -30,5 +30,31 @@ describe("capabilityScope", () => {
     );
     expect(new Set(kinds.map((k) => k.scope)).size).toBe(3);
     expect(new Set(kinds.map((k) => k.key.toString("hex"))).size).toBe(3);
+  });
+});
+
+describe("tokenHolder", () => {
+  const issued = capabilityToken(secretKey, "evalRun", "run_1");
+  const row = { id: "run_1", state: "running", token_sha256: issued.hash };
+
+  it("answers the record without its stored hash for the record's own live token", () => {
+    expect(tokenHolder(issued.token, secretKey, "evalRun", "run_1", row)).toEqual({
+      id: "run_1",
+      state: "running",
+    });
+  });
+
+  it("opens nothing for another record's, scope's or key's token, a changed hash or no record", () => {
+    const refused: [string, Buffer, "evalRun" | "evalAttempt", typeof row | undefined][] = [
+      [capabilityToken(secretKey, "evalRun", "run_2").token, secretKey, "evalRun", row],
+      [capabilityToken(secretKey, "evalAttempt", "run_1").token, secretKey, "evalRun", row],
+      [issued.token, secretKey, "evalAttempt", row],
+      [capabilityToken(Buffer.alloc(32, 1), "evalRun", "run_1").token, secretKey, "evalRun", row],
+      [issued.token, secretKey, "evalRun", { ...row, token_sha256: "0".repeat(64) }],
+      [issued.token, secretKey, "evalRun", undefined],
+    ];
+    for (const [token, key, kind, record] of refused) {
+      expect(tokenHolder(token, key, kind, "run_1", record)).toBeNull();
+    }
   });
 });

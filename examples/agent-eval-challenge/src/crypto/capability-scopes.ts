@@ -9,6 +9,11 @@
  * the finer verdict: 410 capability_revoked once revoked, where an expired token could only say
  * 401.
  */
+import {
+  type IssuedCapabilityToken,
+  issueCapabilityToken,
+  verifyCapabilityToken,
+} from "@platform/challenge-sdk/tokens";
 import { deriveKey, KeyLabel } from "./key-derivation.js";
 
 const SCOPES = {
@@ -24,9 +29,8 @@ const SCOPES = {
 export type CapabilityKind = keyof typeof SCOPES;
 
 /**
- * The key and scope of `kind`'s tokens, to spread into `issueCapabilityToken` and
- * `verifyCapabilityToken`.
- * @example issueCapabilityToken({ ...capabilityScope(secretKey, "evalRun"), id: runId })
+ * The key and scope of `kind`'s tokens, as `issueCapabilityToken` and `verifyCapabilityToken`
+ * take them.
  */
 export function capabilityScope(
   secretKey: Buffer,
@@ -34,4 +38,35 @@ export function capabilityScope(
 ): { key: Buffer; scope: string } {
   const { scope, label } = SCOPES[kind];
   return { key: deriveKey(secretKey, label), scope };
+}
+
+/**
+ * The token of record `id` of `kind`: the same every time (an HMAC of the id), so re-deriving it
+ * is re-delivering it, and only its sha256 is stored.
+ */
+export function capabilityToken(
+  secretKey: Buffer,
+  kind: CapabilityKind,
+  id: string,
+): IssuedCapabilityToken {
+  return issueCapabilityToken({ ...capabilityScope(secretKey, kind), id });
+}
+
+/**
+ * `row` without its stored hash when `token` is the live token of record `id` of `kind`, else
+ * null (a bearer's 401). Verified whether or not the row exists: a missing record costs the same
+ * comparisons.
+ */
+export function tokenHolder<Row extends { token_sha256: string }>(
+  token: string,
+  secretKey: Buffer,
+  kind: CapabilityKind,
+  id: string,
+  row: Row | undefined,
+): Omit<Row, "token_sha256"> | null {
+  const scope = capabilityScope(secretKey, kind);
+  const verdict = verifyCapabilityToken(token, { ...scope, id, storedHash: row?.token_sha256 });
+  if (!row || !verdict.ok) return null;
+  const { token_sha256: _stored, ...holder } = row;
+  return holder;
 }

@@ -1,7 +1,7 @@
 /**
- * The crypto primitives of the agent-eval challenge (node:crypto only): canonical JSON and its
- * digest, the master key and its derived purpose keys, the capability tokens' scopes, signed paging
- * cursors, and sealed boxes for secrets at rest.
+ * The crypto primitives of the agent-eval challenge (node:crypto, and the SDK's capability
+ * tokens): canonical JSON and its digest, the master key and its derived purpose keys, the
+ * capability tokens of each scope, signed paging cursors, and sealed boxes for secrets at rest.
  */
 export {
   CanonicalJsonError,
@@ -10,7 +10,7 @@ export {
   type JsonValue,
   parseCanonical,
 } from "./canonical-json.js";
-export { capabilityScope } from "./capability-scopes.js";
+export { capabilityScope, capabilityToken, tokenHolder } from "./capability-scopes.js";
 export { deriveKey, KeyLabel, loadSecretKey } from "./key-derivation.js";
 export { mintId } from "./minted-id.js";
 export { open, SealedBoxError, seal } from "./sealed-box.js";

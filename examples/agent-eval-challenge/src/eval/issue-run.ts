@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { databaseNow, HttpError, type Static, type TransactionSql } from "@platform/challenge-sdk";
-import { canonicalDigest, mintId } from "../crypto/index.js";
+import { canonicalDigest, capabilityToken, mintId } from "../crypto/index.js";
 import type { OwnedSubmission } from "../review/index.js";
 import {
   appendStatusEvent,
@@ -23,7 +23,6 @@ import {
   SCORING_POLICY,
 } from "./eval-plan.js";
 import type { EvalPrepareResponse } from "./eval-schemas.js";
-import { runToken } from "./run-bearer.js";
 import type { TaskSet } from "./task-set.js";
 import type { VerifiedAllow } from "./verified-allow.js";
 
@@ -58,7 +57,7 @@ export async function issueRun(
   }
   const now = await databaseNow(tx);
   const runId = mintId();
-  const { token, hash: tokenSha256 } = runToken(input.secretKey, runId);
+  const { token, hash: tokenSha256 } = capabilityToken(input.secretKey, "evalRun", runId);
   const expiresAt = new Date(now.getTime() + EVAL_RUN_TTL_SECONDS * 1000);
   const base = `/evaluation/v1/runs/${runId}`;
   const plan: EvalPlan = {

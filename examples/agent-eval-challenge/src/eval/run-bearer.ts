@@ -7,14 +7,9 @@
  * the state again: the run may have moved since its bearer was checked.
  */
 import { type BearerCheck, HttpError, type TransactionSql } from "@platform/challenge-sdk";
-import {
-  type IssuedCapabilityToken,
-  issueCapabilityToken,
-  readCapabilityToken,
-  verifyCapabilityToken,
-} from "@platform/challenge-sdk/tokens";
+import { readCapabilityToken } from "@platform/challenge-sdk/tokens";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { capabilityScope } from "../crypto/index.js";
+import { tokenHolder } from "../crypto/index.js";
 import { reviewTransaction } from "../review/index.js";
 import type { Settings } from "../settings.js";
 import { type EvalRunState, RETRYABLE_EVAL_RUN_STATES } from "../state/index.js";
@@ -37,11 +32,6 @@ export interface AuthorizedRun {
   plan_sha256: string;
 }
 
-/** The token of run `runId` (deterministic: an HMAC of the id). */
-export function runToken(secretKey: Buffer, runId: string): IssuedCapabilityToken {
-  return issueCapabilityToken({ ...capabilityScope(secretKey, "evalRun"), id: runId });
-}
-
 /**
  * The eval VM routes' `bearer`: the path's run, if the token is its live token. Refused before
  * the body is read: 401 invalid_token (malformed, another run's, a MAC or hash that does not
@@ -58,15 +48,8 @@ export const runBearer: BearerCheck<Settings, AgentEvalState, AuthorizedRun | nu
     const [row] = await tx<(AuthorizedRun & { token_sha256: string })[]>`
       select id, submission_id, review_assignment_id, state, plan, plan_sha256, token_sha256
       from eval_runs where id = ${runId}`;
-    // Verified whether or not the row exists: a missing run costs the same comparisons.
-    const verdict = verifyCapabilityToken(token, {
-      ...capabilityScope(state.secretKey, "evalRun"),
-      id: runId,
-      storedHash: row?.token_sha256,
-    });
-    if (!row || !verdict.ok) return null;
-    judgeRun(row.id, row.state);
-    const { token_sha256: _stored, ...run } = row;
+    const run = tokenHolder(token, state.secretKey, "evalRun", runId, row);
+    if (run) judgeRun(run.id, run.state);
     return run;
   });
 };

@@ -7,14 +7,9 @@
  * a deleted hash.
  */
 import type { BearerCheck } from "@platform/challenge-sdk";
-import {
-  type IssuedCapabilityToken,
-  issueCapabilityToken,
-  readCapabilityToken,
-  verifyCapabilityToken,
-} from "@platform/challenge-sdk/tokens";
+import { readCapabilityToken } from "@platform/challenge-sdk/tokens";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { capabilityScope } from "../crypto/index.js";
+import { tokenHolder } from "../crypto/index.js";
 import { reviewTransaction } from "../review/index.js";
 import type { Settings } from "../settings.js";
 import { judgeAttemptRun } from "./attempt-events.js";
@@ -26,11 +21,6 @@ export interface AuthorizedAttempt {
   submission_id: string;
   task_id: string;
   trial: number;
-}
-
-/** The token of attempt `attemptId` (the same every time). */
-export function attemptToken(secretKey: Buffer, attemptId: string): IssuedCapabilityToken {
-  return issueCapabilityToken({ ...capabilityScope(secretKey, "evalAttempt"), id: attemptId });
 }
 
 /** The path of an attempt's events route (what the attempts route answers as events_path). */
@@ -57,14 +47,9 @@ export const attemptBearer: BearerCheck<
           r.state as run_state
         from eval_attempts a join eval_runs r on r.id = a.run_id
         where a.id = ${attemptId}`;
-    // Verified whether or not the row exists: an unknown attempt costs the same comparisons.
-    const verdict = verifyCapabilityToken(token, {
-      ...capabilityScope(state.secretKey, "evalAttempt"),
-      id: attemptId,
-      storedHash: row?.token_sha256,
-    });
-    if (!row || !verdict.ok) return null;
-    const { token_sha256: _stored, run_state: runState, ...attempt } = row;
+    const holder = tokenHolder(token, state.secretKey, "evalAttempt", attemptId, row);
+    if (!holder) return null;
+    const { run_state: runState, ...attempt } = holder;
     judgeAttemptRun(attempt.run_id, runState);
     return attempt;
   });

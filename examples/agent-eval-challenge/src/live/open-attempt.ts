@@ -5,12 +5,12 @@
  * attempt and the same token (200), so a worker that lost the first answer (201) can go on.
  */
 import type { Sql, Static } from "@platform/challenge-sdk";
-import { mintId } from "../crypto/index.js";
+import { capabilityToken, mintId } from "../crypto/index.js";
 import { PROGRESS_ERROR_CODES, requirePlanned } from "../eval/progress.js";
 import { lockRun } from "../eval/run-bearer.js";
 import { runNotRunning, TELEMETRY_ERROR_CODES } from "../eval/telemetry-session.js";
 import { reviewTransaction } from "../review/index.js";
-import { attemptEventsPath, attemptToken } from "./attempt-bearer.js";
+import { attemptEventsPath } from "./attempt-bearer.js";
 import type { AttemptOpenResponse } from "./live-schemas.js";
 
 export const ATTEMPT_ERROR_CODES = {
@@ -42,7 +42,7 @@ export async function openAttempt(
     requirePlanned(run, input.taskId, input.trial);
     const answer = (attemptId: string): OpenedAttempt => ({
       attempt_id: attemptId,
-      token: attemptToken(input.secretKey, attemptId).token,
+      token: capabilityToken(input.secretKey, "evalAttempt", attemptId).token,
       events_path: attemptEventsPath(attemptId),
       challenge_slug: input.slug,
     });
@@ -54,7 +54,7 @@ export async function openAttempt(
     await tx`
       insert into eval_attempts (id, run_id, submission_id, task_id, trial, token_sha256)
       values (${attemptId}, ${run.id}, ${run.submission_id}, ${input.taskId}, ${input.trial},
-        ${attemptToken(input.secretKey, attemptId).hash})`;
+        ${capabilityToken(input.secretKey, "evalAttempt", attemptId).hash})`;
     return { status: 201, attempt: answer(attemptId) };
   });
 }

@@ -7,14 +7,9 @@
  * changes), and only the state revokes it. The handler gets the assignment as `ctx.bearer`.
  */
 import { type BearerCheck, HttpError } from "@platform/challenge-sdk";
-import {
-  type IssuedCapabilityToken,
-  issueCapabilityToken,
-  readCapabilityToken,
-  verifyCapabilityToken,
-} from "@platform/challenge-sdk/tokens";
+import { readCapabilityToken } from "@platform/challenge-sdk/tokens";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { capabilityScope } from "../crypto/index.js";
+import { tokenHolder } from "../crypto/index.js";
 import type { Settings } from "../settings.js";
 import {
   ACTIVE_ASSIGNMENT_STATES,
@@ -42,14 +37,6 @@ export interface AuthorizedAssignment {
   failure: Record<string, unknown> | null;
 }
 
-/** The token of assignment `assignmentId` (the same every time: re-deriving it is re-delivering it). */
-export function assignmentToken(secretKey: Buffer, assignmentId: string): IssuedCapabilityToken {
-  return issueCapabilityToken({
-    ...capabilityScope(secretKey, "reviewAssignment"),
-    id: assignmentId,
-  });
-}
-
 /**
  * The review VM routes' `bearer`: the path's assignment, if the token is its live token for
  * `use`. Refused (before the body is read): 401 invalid_token for a malformed token, one of
@@ -69,15 +56,8 @@ export function assignmentBearer(
         select id, session_id, submission_id, state, core, core_sha256, expires_at, token_sha256,
           deployed, model_call, failure
         from review_assignments where id = ${assignmentId}`;
-      // Verified whether or not the row exists: a missing assignment costs the same comparisons.
-      const verdict = verifyCapabilityToken(token, {
-        ...capabilityScope(state.secretKey, "reviewAssignment"),
-        id: assignmentId,
-        storedHash: row?.token_sha256,
-      });
-      if (!row || !verdict.ok) return null;
-      judgeAssignment(row.id, row.state, use);
-      const { token_sha256: _stored, ...assignment } = row;
+      const assignment = tokenHolder(token, state.secretKey, "reviewAssignment", assignmentId, row);
+      if (assignment) judgeAssignment(assignment.id, assignment.state, use);
       return assignment;
     });
   };

@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Static, TransactionSql } from "@platform/challenge-sdk";
-import { canonicalDigest } from "../crypto/index.js";
+import { canonicalDigest, capabilityToken } from "../crypto/index.js";
 import { ASSIGNMENT_TTL_SECONDS, appendStatusEvent, transitionSubmission } from "../state/index.js";
 import type { OwnedSubmission } from "./_owned-submission.js";
-import { assignmentToken } from "./assignment-bearer.js";
 import { issuedAnswer, type ReviewPrepareAnswer } from "./review-answer.js";
 import type { ReviewAssignmentCore as ReviewAssignmentCoreSchema } from "./review-schemas.js";
 
@@ -48,7 +47,7 @@ export async function issueAssignment(
     expires_at: expiresAt.toISOString(),
   };
   const digest = canonicalDigest(core);
-  const { token, hash } = assignmentToken(input.secretKey, assignmentId);
+  const { token, hash } = capabilityToken(input.secretKey, "reviewAssignment", assignmentId);
   await tx`
     insert into review_assignments (
       id, session_id, submission_id, attempt, predecessor_id, core, core_sha256, state,

@@ -1,6 +1,6 @@
 import type { Static, TransactionSql } from "@platform/challenge-sdk";
+import { capabilityToken } from "../crypto/index.js";
 import type { AssignmentState } from "../state/index.js";
-import { assignmentToken } from "./assignment-bearer.js";
 import type { ReviewAssignmentCore } from "./issue-assignment.js";
 import type { ReviewPrepareResponse } from "./review-schemas.js";
 
@@ -54,7 +54,7 @@ export async function currentAnswer(
   if (delivered.length === 0) return answer;
   // Tokens are deterministic (an HMAC of the id): re-deriving it is how it is delivered without
   // ever being stored.
-  const { token } = assignmentToken(input.secretKey, current.id);
+  const { token } = capabilityToken(input.secretKey, "reviewAssignment", current.id);
   return { ...answer, secret_delivery: { env_key: REVIEW_TOKEN_ENV_KEY, token } };
 }
 

@@ -7,10 +7,9 @@ import type { RequestInfo } from "@platform/challenge-sdk";
 import { testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvalState } from "../../src/agent-eval-state.js";
-import { runBearer, runToken } from "../../src/eval/run-bearer.js";
+import { capabilityToken } from "../../src/crypto/index.js";
+import { runBearer } from "../../src/eval/run-bearer.js";
 import { runEnv } from "../../src/eval/run-reads.js";
-import { attemptToken } from "../../src/live/attempt-bearer.js";
-import { assignmentToken } from "../../src/review/assignment-bearer.js";
 import type { Settings } from "../../src/settings.js";
 import { type AgentEvalTest, startAgentEval } from "../agent-eval-kit.js";
 import { preparedRun } from "./eval-kit.js";
@@ -42,15 +41,15 @@ describe.each(await testBackends())("the run bearer on %s", (backend) => {
     const key = t.state.secretKey;
     for (const token of [
       other.runToken, // another run's
-      runToken(Buffer.alloc(32, 1), run.runId).token, // another key's
-      assignmentToken(key, run.runId).token, // another scope's, same id
-      attemptToken(key, run.runId).token,
+      capabilityToken(Buffer.alloc(32, 1), "evalRun", run.runId).token, // another key's
+      capabilityToken(key, "reviewAssignment", run.runId).token, // another scope's, same id
+      capabilityToken(key, "evalAttempt", run.runId).token,
       `${run.runToken}A`,
     ]) {
       expect(await runBearer(token, requestTo(run.runId))).toBeNull();
     }
     // A genuine token of a run that does not exist (no stored hash) opens nothing either.
-    const unknown = runToken(key, "no-such-run").token;
+    const unknown = capabilityToken(key, "evalRun", "no-such-run").token;
     expect(await runBearer(unknown, requestTo("no-such-run"))).toBeNull();
   });
 
