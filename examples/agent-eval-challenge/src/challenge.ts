@@ -7,86 +7,23 @@
 import { defineChallenge } from "@platform/challenge-sdk";
 import { createAgentEvalState } from "./agent-eval-state.js";
 import { minerEnvRoutes } from "./env/env-routes.js";
-import {
-  MinerEnvLaunchResponse,
-  MinerEnvMetadataResponse,
-  MinerEnvUpdateRequest,
-} from "./env/env-schemas.js";
-import {
-  EvalReceiptResponse,
-  EvalResult,
-  EvalResultCore,
-  EvalTaskResult,
-} from "./eval/eval-result-schemas.js";
+import { MINER_ENV_RECORDS } from "./env/env-schemas.js";
+import { EVAL_RESULT_RECORDS } from "./eval/eval-result-schemas.js";
 import { evalRoutes } from "./eval/eval-routes.js";
-import {
-  EvalExpectedRunRequest,
-  EvalFailureRequest,
-  EvalHistoryResponse,
-  EvalMutationResponse,
-  EvalPlan,
-  EvalPrepareResponse,
-  EvalRevalidateResponse,
-  EvalRunState,
-} from "./eval/eval-schemas.js";
+import { EVAL_RECORDS, EvalRevalidateResponse } from "./eval/eval-schemas.js";
 import { evalVmRoutes } from "./eval/eval-vm-routes.js";
-import {
-  EvalRunEnvResponse,
-  EvalRunView,
-  ProgressEvent,
-  ProgressResponse,
-  TelemetrySessionRequest,
-  TelemetrySessionResponse,
-} from "./eval/eval-vm-schemas.js";
+import { EVAL_VM_RECORDS } from "./eval/eval-vm-schemas.js";
 import { replayAuditRoutes } from "./eval/replay-audit-routes.js";
-import {
-  ReplayAuditRequestListResponse,
-  ReplayAuditRequestResponse,
-  ReplayAuditResultRequest,
-  ReplayAuditResultResponse,
-} from "./eval/replay-audit-schemas.js";
+import { REPLAY_AUDIT_RECORDS } from "./eval/replay-audit-schemas.js";
 import { liveRoutes } from "./live/live-routes.js";
-import { ReviewAuditItem, ReviewAuditResponse } from "./review/audit-schemas.js";
+import { REVIEW_AUDIT_RECORDS } from "./review/audit-schemas.js";
 import { reviewRoutes } from "./review/index.js";
-import {
-  EventLogEntry,
-  ReviewAttestation,
-  ReviewCore,
-  ReviewEnvelope,
-  ReviewEvidenceObject,
-  ReviewEvidenceRef,
-  ReviewFinding,
-  ReviewReportReceiptResponse,
-  ReviewVerification,
-} from "./review/review-envelope-schemas.js";
-import {
-  ReviewApprovalRequest,
-  ReviewApprovalResponse,
-  ReviewAssignmentCore,
-  ReviewCancelRequest,
-  ReviewCancelResponse,
-  ReviewDeployedRequest,
-  ReviewDeployedResponse,
-  ReviewPrepareResponse,
-  ReviewRetryRequest,
-} from "./review/review-schemas.js";
-import {
-  ReviewAssignmentResponse,
-  ReviewFailureRequest,
-  ReviewFailureResponse,
-  ReviewModelCallRequest,
-  ReviewModelCallResponse,
-  RulesBundleResponse,
-} from "./review/vm-schemas.js";
+import { REVIEW_ENVELOPE_RECORDS } from "./review/review-envelope-schemas.js";
+import { REVIEW_RECORDS } from "./review/review-schemas.js";
+import { REVIEW_VM_RECORDS } from "./review/vm-schemas.js";
 import { Settings } from "./settings.js";
 import { submissionRoutes } from "./submissions/submission-routes.js";
-import {
-  PublicStatus,
-  RateLimitedResponse,
-  SubmissionListItem,
-  SubmissionRequest,
-  SubmissionResponse,
-} from "./submissions/submission-schemas.js";
+import { SUBMISSION_RECORDS } from "./submissions/submission-schemas.js";
 import { agentEvalWeights } from "./weights/agent-weights.js";
 
 /** The interface version this service implements (GET /version `api_version`). */
@@ -104,62 +41,17 @@ export const challenge = defineChallenge({
   // The interface: internal routes answer 503 when no token is configured, never serve open.
   internalWithoutToken: "unavailable",
   schemas: {
-    SubmissionRequest,
-    SubmissionResponse,
-    SubmissionListItem,
-    PublicStatus,
-    RateLimitedResponse,
-    ReviewAssignmentCore,
-    ReviewPrepareResponse,
-    ReviewRetryRequest,
-    ReviewCancelRequest,
-    ReviewCancelResponse,
-    ReviewApprovalRequest,
-    ReviewApprovalResponse,
-    ReviewDeployedRequest,
-    ReviewDeployedResponse,
-    ReviewAssignmentResponse,
-    RulesBundleResponse,
-    ReviewModelCallRequest,
-    ReviewModelCallResponse,
-    ReviewFailureRequest,
-    ReviewFailureResponse,
-    ReviewEnvelope,
-    ReviewCore,
-    ReviewFinding,
-    ReviewEvidenceRef,
-    ReviewEvidenceObject,
-    ReviewAttestation,
-    EventLogEntry,
-    ReviewVerification,
-    ReviewReportReceiptResponse,
-    ReviewAuditItem,
-    ReviewAuditResponse,
-    MinerEnvUpdateRequest,
-    MinerEnvMetadataResponse,
-    MinerEnvLaunchResponse,
-    EvalRunState,
-    EvalPlan,
-    EvalPrepareResponse,
-    EvalHistoryResponse,
-    EvalExpectedRunRequest,
-    EvalFailureRequest,
-    EvalMutationResponse,
-    EvalTaskResult,
-    EvalResultCore,
-    EvalResult,
-    EvalReceiptResponse,
-    ReplayAuditRequestResponse,
-    ReplayAuditRequestListResponse,
-    ReplayAuditResultRequest,
-    ReplayAuditResultResponse,
+    ...SUBMISSION_RECORDS,
+    ...REVIEW_RECORDS,
+    ...REVIEW_VM_RECORDS,
+    ...REVIEW_ENVELOPE_RECORDS,
+    ...REVIEW_AUDIT_RECORDS,
+    ...MINER_ENV_RECORDS,
+    ...EVAL_RECORDS,
+    ...EVAL_RESULT_RECORDS,
+    ...REPLAY_AUDIT_RECORDS,
     EvalRevalidateResponse,
-    EvalRunView,
-    EvalRunEnvResponse,
-    TelemetrySessionRequest,
-    TelemetrySessionResponse,
-    ProgressEvent,
-    ProgressResponse,
+    ...EVAL_VM_RECORDS,
   },
   config: Settings,
   migrations: new URL("../migrations/", import.meta.url),

@@ -38,3 +38,10 @@ export const MinerEnvLaunchResponse = NamedRecord("MinerEnvLaunchResponse", {
   // Where the submission stands: eval/prepare also needs a verified allow.
   submission_state: Type.String(),
 });
+
+/** The records /openapi.json names, in its order (challenge.ts lists each feature's). */
+export const MINER_ENV_RECORDS = {
+  MinerEnvUpdateRequest,
+  MinerEnvMetadataResponse,
+  MinerEnvLaunchResponse,
+};

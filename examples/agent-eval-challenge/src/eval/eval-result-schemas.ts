@@ -73,3 +73,11 @@ export const EvalReceiptResponse = NamedRecord("EvalReceiptResponse", {
     fully_attested: Type.Boolean(),
   }),
 });
+
+/** The records /openapi.json names, in its order (challenge.ts lists each feature's). */
+export const EVAL_RESULT_RECORDS = {
+  EvalTaskResult,
+  EvalResultCore,
+  EvalResult,
+  EvalReceiptResponse,
+};

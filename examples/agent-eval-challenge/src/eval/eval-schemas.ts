@@ -118,3 +118,14 @@ export const EvalRevalidateResponse = NamedRecord("EvalRevalidateResponse", {
   previous_run_id: MintedId,
   state: Type.Literal("pending"),
 });
+
+/** The records /openapi.json names, in its order (challenge.ts lists each feature's). */
+export const EVAL_RECORDS = {
+  EvalRunState,
+  EvalPlan,
+  EvalPrepareResponse,
+  EvalHistoryResponse,
+  EvalExpectedRunRequest,
+  EvalFailureRequest,
+  EvalMutationResponse,
+};

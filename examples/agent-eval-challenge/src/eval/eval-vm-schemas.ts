@@ -84,3 +84,13 @@ export const ProgressResponse = NamedRecord("ProgressResponse", {
   recorded: Type.Boolean(),
   duplicate: Type.Boolean(),
 });
+
+/** The records /openapi.json names, in its order (challenge.ts lists each feature's). */
+export const EVAL_VM_RECORDS = {
+  EvalRunView,
+  EvalRunEnvResponse,
+  TelemetrySessionRequest,
+  TelemetrySessionResponse,
+  ProgressEvent,
+  ProgressResponse,
+};

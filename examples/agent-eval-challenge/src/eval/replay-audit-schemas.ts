@@ -62,3 +62,11 @@ export const ReplayAuditResultResponse = NamedRecord("ReplayAuditResultResponse"
   exceeds_tolerance: Type.Boolean(),
   recorded_at: Timestamp,
 });
+
+/** The records /openapi.json names, in its order (challenge.ts lists each feature's). */
+export const REPLAY_AUDIT_RECORDS = {
+  ReplayAuditRequestResponse,
+  ReplayAuditRequestListResponse,
+  ReplayAuditResultRequest,
+  ReplayAuditResultResponse,
+};

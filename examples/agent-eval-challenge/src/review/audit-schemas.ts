@@ -87,3 +87,6 @@ export const ReviewAuditResponse = NamedRecord("ReviewAuditResponse", {
   // internal report: sha256 hex of the canonical items, so a stored copy can be checked.
   bundle_sha256: Type.Optional(Sha256Hex),
 });
+
+/** The records /openapi.json names, in its order (challenge.ts lists each feature's). */
+export const REVIEW_AUDIT_RECORDS = { ReviewAuditItem, ReviewAuditResponse };

@@ -138,3 +138,16 @@ export const ReviewReportReceiptResponse = NamedRecord("ReviewReportReceiptRespo
   received_at: Timestamp,
   verification: ReviewVerification,
 });
+
+/** The records /openapi.json names, in its order (challenge.ts lists each feature's). */
+export const REVIEW_ENVELOPE_RECORDS = {
+  ReviewEnvelope,
+  ReviewCore,
+  ReviewFinding,
+  ReviewEvidenceRef,
+  ReviewEvidenceObject,
+  ReviewAttestation,
+  EventLogEntry,
+  ReviewVerification,
+  ReviewReportReceiptResponse,
+};

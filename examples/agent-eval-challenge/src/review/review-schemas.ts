@@ -92,3 +92,16 @@ export const ReviewDeployedResponse = NamedRecord("ReviewDeployedResponse", {
   state: ReviewAssignmentState,
   record: ReviewDeployedRequest,
 });
+
+/** The records /openapi.json names, in its order (challenge.ts lists each feature's). */
+export const REVIEW_RECORDS = {
+  ReviewAssignmentCore,
+  ReviewPrepareResponse,
+  ReviewRetryRequest,
+  ReviewCancelRequest,
+  ReviewCancelResponse,
+  ReviewApprovalRequest,
+  ReviewApprovalResponse,
+  ReviewDeployedRequest,
+  ReviewDeployedResponse,
+};

@@ -68,3 +68,13 @@ export const ReviewFailureResponse = NamedRecord("ReviewFailureResponse", {
   state: Type.Literal("error"),
   record: ReviewFailureRequest,
 });
+
+/** The records /openapi.json names, in its order (challenge.ts lists each feature's). */
+export const REVIEW_VM_RECORDS = {
+  ReviewAssignmentResponse,
+  RulesBundleResponse,
+  ReviewModelCallRequest,
+  ReviewModelCallResponse,
+  ReviewFailureRequest,
+  ReviewFailureResponse,
+};

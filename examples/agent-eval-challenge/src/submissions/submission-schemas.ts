@@ -79,3 +79,12 @@ export const RateLimitedResponse = Type.Object(
   },
   { title: "RateLimitedResponse" },
 );
+
+/** The records /openapi.json names, in its order (challenge.ts lists each feature's). */
+export const SUBMISSION_RECORDS = {
+  SubmissionRequest,
+  SubmissionResponse,
+  SubmissionListItem,
+  PublicStatus,
+  RateLimitedResponse,
+};
