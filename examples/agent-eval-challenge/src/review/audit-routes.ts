@@ -6,11 +6,11 @@
  */
 import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { sha256Hex } from "../crypto/index.js";
+import { canonicalJson, sha256Hex } from "../crypto/index.js";
 import { ownerRequest, SessionIdParams, SubmissionIdParams } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { ReviewAuditQuery, ReviewAuditResponse } from "./audit-schemas.js";
-import { canonicalPageBytes, reviewAudit } from "./review-audit.js";
+import { reviewAudit } from "./review-audit.js";
 import { serveEvidence } from "./review-evidence.js";
 
 const EvidenceParams = Type.Object({
@@ -69,7 +69,8 @@ export function reviewAuditRoutes(router: ChallengeRouter<Settings, AgentEvalSta
         ...query,
         secretKey: state.secretKey,
       });
-      const bytes = canonicalPageBytes(page);
+      // Canonical JSON: the same records always give the same bytes (and the same ETag).
+      const bytes = canonicalJson(page);
       return new Response(bytes, {
         headers: {
           "content-type": "application/json",

@@ -13,7 +13,6 @@
 import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import {
   canonicalDigest,
-  canonicalJson,
   deriveKey,
   encodeCursor,
   type JsonValue,
@@ -132,11 +131,6 @@ export function reviewAudit(sql: Sql, request: ReviewAuditRequest): Promise<Revi
     }
     return page;
   });
-}
-
-/** The public projection's exact bytes: canonical JSON (same records, same bytes). */
-export function canonicalPageBytes(page: ReviewAuditPage): string {
-  return canonicalJson(page);
 }
 
 async function resolveSession(

@@ -37,7 +37,6 @@ export const DECIDED_ASSIGNMENT_STATES = [
   "rejected",
   "escalated",
 ] as const satisfies readonly AssignmentState[];
-export type DecidedAssignmentState = (typeof DECIDED_ASSIGNMENT_STATES)[number];
 
 /** Terminal states a retry may follow without an approval. */
 export const FREELY_RETRYABLE_ASSIGNMENT_STATES = [
