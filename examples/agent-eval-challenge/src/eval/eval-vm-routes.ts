@@ -26,6 +26,9 @@ import { runEnv, runView } from "./run-reads.js";
 import { telemetrySessionAuth } from "./telemetry-auth.js";
 import { openTelemetrySession } from "./telemetry-session.js";
 
+/** What every route here shares: the run in the path, opened by its token. */
+const RUN_ROUTE = { tags: ["eval-vm"], params: RunIdParams, bearer: runBearer };
+
 const RUN_TOKEN_REFUSALS = {
   401: { description: "invalid_token" },
   410: { description: "capability_revoked: the run was cancelled, expired or failed" },
@@ -37,9 +40,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     method: "GET",
     path: "/evaluation/v1/runs/:eval_run_id",
     summary: "The run and its immutable plan, as the eval VM reads them",
-    tags: ["eval-vm"],
-    params: RunIdParams,
-    bearer: runBearer,
+    ...RUN_ROUTE,
     responses: {
       200: { description: "The run", schema: EvalRunView },
       ...RUN_TOKEN_REFUSALS,
@@ -51,9 +52,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     method: "GET",
     path: "/evaluation/v1/runs/:eval_run_id/artifact",
     summary: "The agent's exact ZIP, re-hashed against the plan's agent_sha256",
-    tags: ["eval-vm"],
-    params: RunIdParams,
-    bearer: runBearer,
+    ...RUN_ROUTE,
     responses: {
       200: { description: "The ZIP bytes (X-Artifact-Sha256)", contentType: "application/zip" },
       ...RUN_TOKEN_REFUSALS,
@@ -78,9 +77,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     description:
       "The only place the sealed values are opened. Refused once the run has a result " +
       "(409 run_not_running).",
-    tags: ["eval-vm"],
-    params: RunIdParams,
-    bearer: runBearer,
+    ...RUN_ROUTE,
     responses: {
       200: { description: "The values ({} for a confirmed-empty env)", schema: EvalRunEnvResponse },
       ...RUN_TOKEN_REFUSALS,
@@ -99,9 +96,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       "the submission's hotkey over the domain-tagged grant naming the run and its plan digest " +
       "(docs/challenges/agent-eval.md). Timestamp within 300 s, nonce single-use per hotkey; " +
       "the session (1 h) is stored hashed. The first session starts the run.",
-    tags: ["eval-vm"],
-    params: RunIdParams,
-    bearer: runBearer,
+    ...RUN_ROUTE,
     body: TelemetrySessionRequest,
     bodyLimit: 4096,
     responses: {
@@ -127,9 +122,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     description:
       "Needs X-Telemetry-Session. Per-task increasing seq; an identical repeat is recorded " +
       "once; score-shaped or unknown fields are a 422. Feeds the live views only.",
-    tags: ["eval-vm"],
-    params: RunIdParams,
-    bearer: runBearer,
+    ...RUN_ROUTE,
     auth: telemetrySessionAuth,
     body: ProgressEvent,
     bodyLimit: MAX_PROGRESS_BYTES,
@@ -158,9 +151,7 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       "then the quote, event log and measurement as for reviews. A failed check rejects the " +
       "run. First receipt 202, identical bytes 200, other bytes 409 result_conflict; a " +
       "verifier outage 503 (nothing decided).",
-    tags: ["eval-vm"],
-    params: RunIdParams,
-    bearer: runBearer,
+    ...RUN_ROUTE,
     body: EvalResult,
     bodyLimit: MAX_EVAL_RESULT_BYTES,
     responses: {

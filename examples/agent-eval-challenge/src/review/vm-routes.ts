@@ -36,16 +36,19 @@ const WRITE_REFUSALS = {
 
 /** Register the review VM's routes. */
 export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>): void {
-  const reader = assignmentBearer("read");
-  const writer = assignmentBearer("write");
+  // Every route here names its assignment in the path, opened by its token to read or to write.
+  const reading = {
+    tags: ["review-vm"],
+    params: AssignmentIdParams,
+    bearer: assignmentBearer("read"),
+  };
+  const writing = { ...reading, bearer: assignmentBearer("write") };
 
   router.public({
     method: "GET",
     path: "/review/v1/assignments/:assignment_id",
     summary: "The assignment core, its digest and its state (assignment bearer)",
-    tags: ["review-vm"],
-    params: AssignmentIdParams,
-    bearer: reader,
+    ...reading,
     responses: {
       200: { description: "The assignment", schema: ReviewAssignmentResponse },
       ...READ_REFUSALS,
@@ -67,9 +70,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     description:
       "The bytes are hashed again and compared with the assignment's artifact_sha256; a " +
       "mismatch is a 500 artifact_integrity_failure and no byte is served.",
-    tags: ["review-vm"],
-    params: AssignmentIdParams,
-    bearer: reader,
+    ...reading,
     responses: {
       200: {
         description: "The agent ZIP (header X-Artifact-Sha256: its sha256)",
@@ -95,9 +96,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     method: "GET",
     path: "/review/v1/assignments/:assignment_id/rules",
     summary: "The rules bundle v1 the assignment is reviewed under",
-    tags: ["review-vm"],
-    params: AssignmentIdParams,
-    bearer: reader,
+    ...reading,
     responses: {
       200: { description: "The rules bundle v1", schema: RulesBundleResponse },
       ...READ_REFUSALS,
@@ -112,9 +111,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     description:
       "Write-once: an identical repeat answers 200 with the bound request, a different one 409 " +
       "model_call_conflict. Before review/deployed: 409 invalid_transition.",
-    tags: ["review-vm"],
-    params: AssignmentIdParams,
-    bearer: writer,
+    ...writing,
     body: ReviewModelCallRequest,
     responses: {
       200: { description: "The bound request", schema: ReviewModelCallResponse },
@@ -131,9 +128,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     method: "POST",
     path: "/review/v1/assignments/:assignment_id/failure",
     summary: "One bounded failure without a report; revokes the capability (rule 19)",
-    tags: ["review-vm"],
-    params: AssignmentIdParams,
-    bearer: writer,
+    ...writing,
     body: ReviewFailureRequest,
     responses: {
       200: { description: "Recorded; the assignment is error", schema: ReviewFailureResponse },
@@ -155,9 +150,7 @@ export function reviewVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       "rejects the assignment and consumes its nonce; 'verifier unavailable' decides nothing " +
       "(503, the nonce kept: post the same envelope again). First receipt 202, identical " +
       "replay 200, a different envelope 409 report_conflict.",
-    tags: ["review-vm"],
-    params: AssignmentIdParams,
-    bearer: writer,
+    ...writing,
     body: ReviewEnvelope,
     bodyLimit: MAX_REVIEW_ENVELOPE_BYTES,
     responses: {
