@@ -12,7 +12,7 @@
  * every challenge a CHALLENGE_TOKEN), so development needs no setup.
  */
 import { ConfigError, type ConfigOf, type Static, Type } from "@platform/challenge-sdk";
-import { DEFAULT_TRUSTED_PROXIES, trustedProxies } from "./live/client-address.js";
+import { DEFAULT_TRUSTED_PROXIES, trustedProxies } from "@platform/challenge-sdk/proxy-contract";
 import { Literals } from "./schema-primitives.js";
 import { WEIGHTS_MODES } from "./weights/agent-weights.js";
 
@@ -137,7 +137,7 @@ export function resolveSettings(
     submissionWindowSeconds: config.SUBMISSION_WINDOW_SECONDS,
     weightsMode: config.WEIGHTS_MODE,
     replayAudit: { rate: config.REPLAY_AUDIT_RATE, seed: config.REPLAY_AUDIT_SEED ?? null },
-    // As set: who may name the client of a live feed (client-address.ts).
+    // As set: who may name the client of a live feed (the SDK's trustedProxies).
     trustedProxies: config.TRUSTED_PROXIES,
   };
 }

@@ -211,6 +211,9 @@ describe("the subpaths", () => {
     expect(signing.verifySignature("a grant", signature, pair.address)).toBe(true);
     expect(signing.verifySignature("another grant", signature, pair.address)).toBe(false);
     expect(contract.resolveProxyPath("/v1/a/../b").segments).toEqual(["v1", "b"]);
+    const proxies = contract.trustedProxies(contract.DEFAULT_TRUSTED_PROXIES);
+    const forwarded = new Headers({ "x-forwarded-for": "203.0.113.9" });
+    expect(contract.clientKey(forwarded, "127.0.0.1", proxies)).toBe("203.0.113.9");
     const tokens = await import("@platform/challenge-sdk/tokens");
     const key = new Uint8Array(32).fill(7);
     const issued = tokens.issueCapabilityToken({ key, scope: "surface/v1", id: "a1" });

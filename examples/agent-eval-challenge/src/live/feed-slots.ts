@@ -1,7 +1,7 @@
 /**
  * The live feeds an instance serves at once, shared out: a feed holds its slot for up to 30
  * minutes, so with one pool and no shares a single anonymous client could open every slot and
- * keep everyone else out (429) for that long. Each client (its address, client-address.ts) and
+ * keep everyone else out (429) for that long. Each client (its address: the SDK's clientKey) and
  * each submission gets a share of the pool; the pool's size still bounds the whole.
  *
  * In memory, per instance: a feed is a connection to this process, and it frees its slot when it

@@ -11,6 +11,11 @@ import {
   type SseEvent,
   sseResponse,
 } from "@platform/challenge-sdk";
+import {
+  clientKey,
+  type TrustedProxies,
+  trustedProxies,
+} from "@platform/challenge-sdk/proxy-contract";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import { runBearer } from "../eval/run-bearer.js";
 import { telemetrySessionAuth } from "../eval/telemetry-auth.js";
@@ -25,7 +30,7 @@ import {
   parseEventLines,
   recordAttemptEvents,
 } from "./attempt-events.js";
-import { clientKey, type TrustedProxies, trustedProxies } from "./client-address.js";
+
 import {
   DEFAULT_FEED_SHARES,
   type FeedRefusal,

@@ -1,14 +1,8 @@
-// The client key of the live feeds' shares: X-Forwarded-For counts only when a trusted proxy
+// The client key behind the master's proxy: X-Forwarded-For counts only when a trusted proxy
 // sends it, walked right to left through trusted hops; an IPv6 client is its /64; a bad
-// TRUSTED_PROXIES entry is named. And the shares themselves: refused in order, freed once.
+// TRUSTED_PROXIES entry is named.
 import { describe, expect, it } from "vitest";
-import {
-  clientKey,
-  DEFAULT_TRUSTED_PROXIES,
-  trustedProxies,
-} from "../../src/live/client-address.js";
-import { FeedSlots } from "../../src/live/feed-slots.js";
-import { resolveSettings } from "../../src/settings.js";
+import { clientKey, DEFAULT_TRUSTED_PROXIES, trustedProxies } from "./client-address.js";
 
 const forwarded = (value?: string) =>
   new Headers(value === undefined ? {} : { "x-forwarded-for": value });
@@ -42,6 +36,17 @@ describe("the client key", () => {
     );
   });
 
+  it("ignores the client's padding, and reads no more than 16 entries from the right", () => {
+    // A thousand forged entries before the master's changes nothing.
+    const padding = Array.from({ length: 1000 }, (_, i) => `198.51.100.${i % 256}`).join(", ");
+    expect(clientKey(forwarded(`${padding}, 203.0.113.9`), "127.0.0.1", defaults)).toBe(
+      "203.0.113.9",
+    );
+    // Trusted hops all the way: the walk stops at the 16th entry from the right.
+    const hops = Array.from({ length: 20 }, (_, i) => `10.0.0.${i + 1}`).join(", ");
+    expect(clientKey(forwarded(hops), "127.0.0.1", defaults)).toBe("10.0.0.5");
+  });
+
   it("keys an IPv6 client by its /64, and a mapped IPv4 one by its IPv4 address", () => {
     for (const address of [
       "2001:db8:1:2::a",
@@ -71,39 +76,5 @@ describe("the client key", () => {
     for (const bad of ["localhost", "10.0.0.0/33", "10.0.0.1/8/1", "::1/129", "10.0.0.0/x"]) {
       expect(() => trustedProxies(`loopback, ${bad}`), bad).toThrow(JSON.stringify(bad));
     }
-    // At start, a bad value is a configuration error naming the variable.
-    const config = {
-      SECRET_KEY_GENERATE: true,
-      ATTESTATION_VERIFIER: "dev" as const,
-      SUBMISSION_WINDOW_SECONDS: 0,
-      REPLAY_AUDIT_RATE: 0,
-      TRUSTED_PROXIES: "loopback, localhost",
-      WEIGHTS_MODE: "winner_take_all" as const,
-    };
-    expect(() => resolveSettings(config, { tokenConfigured: false })).toThrow(/TRUSTED_PROXIES/);
-    expect(
-      resolveSettings({ ...config, TRUSTED_PROXIES: "none" }, { tokenConfigured: false })
-        .trustedProxies,
-    ).toBe("none");
-  });
-});
-
-describe("the feed slots", () => {
-  it("refuses past a client's share, a submission's, then the pool; frees a slot once", () => {
-    const slots = new FeedSlots({ total: 4, perClient: 2, perSubmission: 2 });
-    const a1 = slots.take("a", 1);
-    if ("refused" in a1) throw new Error("the first slot was refused");
-    expect(slots.take("a", 2)).not.toHaveProperty("refused");
-    expect(slots.take("a", 3)).toEqual({ refused: "client" });
-    expect(slots.take("b", 1)).not.toHaveProperty("refused");
-    expect(slots.take("c", 1)).toEqual({ refused: "submission" });
-    expect(slots.take("c", 3)).not.toHaveProperty("refused");
-    expect(slots.take("d", 4)).toEqual({ refused: "total" });
-    expect(slots.count()).toBe(4);
-    a1.release();
-    a1.release();
-    expect(slots.count()).toBe(3);
-    expect(slots.count("a")).toBe(1);
-    expect(slots.take("c", 1)).not.toHaveProperty("refused");
   });
 });

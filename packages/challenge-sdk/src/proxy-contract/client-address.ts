@@ -1,11 +1,11 @@
 /**
- * Who is asking, for sharing the live feeds out fairly: the address of the client, read only
- * from what a proxy we trust vouches for.
+ * Who is asking, for a per-client key (a limit, a fair share of something scarce): the address
+ * of the client, read only from what a proxy the challenge trusts vouches for.
  *
  * The master's proxy appends the address its socket saw to `X-Forwarded-For` (nginx's
  * `$proxy_add_x_forwarded_for`: whatever the client sent first, then that address; docs/proxy.md).
  * So the last entry is the master's word and everything before it is the client's (or the word
- * of proxies in front of the master). A client that reaches this service directly can write any
+ * of proxies in front of the master). A client that reaches the challenge directly can write any
  * `X-Forwarded-For` it likes, so the header counts only when the connection itself comes from a
  * trusted proxy: then the walk goes right to left, each trusted hop vouching for the entry on
  * its left, and stops at the first address that is not a trusted proxy (Express's
@@ -13,14 +13,14 @@
  * answered in-process) the key is "local".
  *
  * An IPv6 client is keyed by its /64: one subscriber usually holds a whole /64 and could
- * otherwise take a new address for every feed.
+ * otherwise take a new address for every request a limit counts.
  */
 import { BlockList, isIP } from "node:net";
 
 /** The ranges `TRUSTED_PROXIES` names with `loopback` and `private`. */
 const NAMED_RANGES: Record<string, readonly string[]> = {
   loopback: ["127.0.0.0/8", "::1/128"],
-  // RFC 1918 and IPv6 unique local addresses: a master beside this service on a Docker or
+  // RFC 1918 and IPv6 unique local addresses: a master beside the challenge on a Docker or
   // private network. Not 100.64.0.0/10: carrier-grade NAT hands those to customers.
   private: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"],
 };
@@ -78,7 +78,8 @@ function addRange(list: BlockList, range: string, entry: string): void {
 
 /**
  * The key of the client behind a request: its address as the trusted proxies report it (see the
- * file's comment), an IPv6 one cut to its /64.
+ * file's comment), an IPv6 one cut to its /64. `remoteAddress` is the socket's address (a
+ * handler's `env.remoteAddress`).
  * @example clientKey(request.headers, "10.0.0.2", trustedProxies("private")) // "203.0.113.9"
  */
 export function clientKey(
