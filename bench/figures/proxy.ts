@@ -1,11 +1,11 @@
 // Figure: requests per second and p50/p99 latency through the master's proxy, directly to the
 // same upstream, through nginx proxying the same upstream, and through the floor of a Node.js
 // proxy (servers/bare-proxy.ts: node's server and undici with none of the master's rules), all
-// in one run. The master runs four times: with metrics and tracing off (the `proxied_*` fields,
+// in one run. The master runs six times: with metrics and tracing off (the `proxied_*` fields,
 // comparable with the figures before metrics existed), with metrics only (the default
-// deployment), with both on (every request a span, batched and exported over OTLP/HTTP to a
-// receiver of its own), and with both on but one trace in ten sampled
-// (`OTEL_TRACES_SAMPLER=parentbased_traceidratio`, 0.1). Every master that records metrics has
+// deployment), and with both on under four samplers (TRACED below: tracing on but nothing
+// sampled at the master, one trace in a hundred, one in ten, every request; spans batched and
+// exported over OTLP/HTTP to a receiver of its own). Every master that records metrics has
 // its /metrics scraped every second while it is loaded (15x Prometheus' usual rate). The
 // upstream, each master, the receiver, the bare proxy and nginx run in their own processes; the
 // load generator (and the scraper) is this process. Beside the rates, each master's CPU time per
@@ -57,6 +57,14 @@ async function measured(
 
 const ROUNDS = 4;
 
+/** The traced masters: field prefix and sampler (OTEL_TRACES_SAMPLER, its argument). */
+const TRACED = [
+  { prefix: "unsampled", sampler: "parentbased_always_off" },
+  { prefix: "sampled_1pct", sampler: "parentbased_traceidratio", arg: "0.01" },
+  { prefix: "sampled", sampler: "parentbased_traceidratio", arg: "0.1" },
+  { prefix: "observed", sampler: "parentbased_always_on" },
+] as const;
+
 export const proxyFigure: Figure = {
   name: "proxy",
   async run() {
@@ -75,15 +83,13 @@ export const proxyFigure: Figure = {
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
       OTEL_SERVICE_NAME: "bench-master",
     };
-    const observed = await startTsProcess("./servers/master.ts", [upstreamUrl], MASTER_URLS, {
-      ...tracing,
-      OTEL_TRACES_SAMPLER: "parentbased_always_on",
-    });
-    const sampled = await startTsProcess("./servers/master.ts", [upstreamUrl], MASTER_URLS, {
-      ...tracing,
-      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
-      OTEL_TRACES_SAMPLER_ARG: "0.1",
-    });
+    const traced = [];
+    for (const { prefix, sampler, ...rest } of TRACED) {
+      const env = { ...tracing, OTEL_TRACES_SAMPLER: sampler };
+      if ("arg" in rest) Object.assign(env, { OTEL_TRACES_SAMPLER_ARG: rest.arg });
+      const child = await startTsProcess("./servers/master.ts", [upstreamUrl], MASTER_URLS, env);
+      traced.push({ prefix, master: child, runs: [] as (LoadResult & { cpuUs: number })[] });
+    }
     const bare = await startTsProcess("./servers/bare-proxy.ts", [upstreamUrl], READY_URL);
     const bareUrl = bare.match[1]!;
     const nginx = nginxBinary() ? await startNginx(upstreamUrl) : null;
@@ -94,8 +100,6 @@ export const proxyFigure: Figure = {
       const direct: LoadResult[] = [];
       const proxied: (LoadResult & { cpuUs: number })[] = [];
       const withMetrics: (LoadResult & { cpuUs: number })[] = [];
-      const withAll: (LoadResult & { cpuUs: number })[] = [];
-      const withSampled: (LoadResult & { cpuUs: number })[] = [];
       const viaNginx: LoadResult[] = [];
       const viaBare: LoadResult[] = [];
       let scraped = { scrapes: 0, failures: 0 };
@@ -106,13 +110,12 @@ export const proxyFigure: Figure = {
         const scrapeMetrics = scraper(metricsOnly.match[2]!);
         withMetrics.push(await measured(metricsOnly.child.pid, metricsOnly.match[1]!, target));
         scrapeMetrics.stop();
-        const scrape = scraper(observed.match[2]!);
-        withAll.push(await measured(observed.child.pid, observed.match[1]!, target));
-        const { scrapes, failures } = scrape.stop();
-        scraped = { scrapes: scraped.scrapes + scrapes, failures: scraped.failures + failures };
-        const scrapeSampled = scraper(sampled.match[2]!);
-        withSampled.push(await measured(sampled.child.pid, sampled.match[1]!, target));
-        scrapeSampled.stop();
+        for (const { master: child, runs } of traced) {
+          const scrape = scraper(child.match[2]!);
+          runs.push(await measured(child.child.pid, child.match[1]!, target));
+          const { scrapes, failures } = scrape.stop();
+          scraped = { scrapes: scraped.scrapes + scrapes, failures: scraped.failures + failures };
+        }
         viaBare.push(await loadTest(bareUrl, target));
         if (nginx) viaNginx.push(await loadTest(nginx.url, target));
       }
@@ -128,8 +131,20 @@ export const proxyFigure: Figure = {
       const d = best(direct);
       const p = best(proxied);
       const m = best(withMetrics);
-      const o = best(withAll);
-      const s = best(withSampled);
+      // Per traced master: its rate and CPU against off (both disabled) and against metrics only.
+      const tracedFields: Record<string, number> = {};
+      for (const { prefix, runs } of traced) {
+        const t = best(runs);
+        Object.assign(tracedFields, {
+          [`${prefix}_rps`]: t.rps,
+          [`${prefix}_p99_ms`]: t.p99_ms,
+          [`${prefix}_errors`]: t.errors,
+          [`${prefix}_vs_off`]: round(t.rps / p.rps, 2),
+          [`${prefix}_cpu_us`]: round(leastCpu(runs)),
+          [`${prefix}_cpu_ratio`]: round(leastCpu(proxied) / leastCpu(runs), 2),
+          [`${prefix}_vs_metrics_cpu_ratio`]: round(leastCpu(withMetrics) / leastCpu(runs), 2),
+        });
+      }
       const n = viaNginx.length ? best(viaNginx) : null;
       const b = best(viaBare);
       return {
@@ -148,18 +163,7 @@ export const proxyFigure: Figure = {
         metrics_vs_off: round(m.rps / p.rps, 2),
         metrics_cpu_us: round(leastCpu(withMetrics)),
         metrics_cpu_ratio: round(leastCpu(proxied) / leastCpu(withMetrics), 2),
-        observed_rps: o.rps,
-        observed_p50_ms: o.p50_ms,
-        observed_p99_ms: o.p99_ms,
-        observed_errors: o.errors,
-        observed_vs_off: round(o.rps / p.rps, 2),
-        observed_cpu_us: round(leastCpu(withAll)),
-        observed_cpu_ratio: round(leastCpu(proxied) / leastCpu(withAll), 2),
-        sampled_rps: s.rps,
-        sampled_p99_ms: s.p99_ms,
-        sampled_vs_off: round(s.rps / p.rps, 2),
-        sampled_cpu_us: round(leastCpu(withSampled)),
-        sampled_cpu_ratio: round(leastCpu(proxied) / leastCpu(withSampled), 2),
+        ...tracedFields,
         otlp_exports: exported.requests,
         otlp_bytes: exported.bytes,
         metrics_scrapes: scraped.scrapes,
@@ -177,8 +181,7 @@ export const proxyFigure: Figure = {
     } finally {
       if (nginx) await stopProcess(nginx.child);
       await stopProcess(bare.child);
-      await stopProcess(sampled.child);
-      await stopProcess(observed.child);
+      for (const { master: child } of traced) await stopProcess(child.child);
       await stopProcess(metricsOnly.child);
       await stopProcess(master.child);
       await stopProcess(sink.child);
