@@ -6,13 +6,16 @@
 import { Type } from "@platform/challenge-sdk";
 import { MintedId } from "./schema-primitives.js";
 
-export const SubmissionIdParams = Type.Object({
+const SubmissionIdParams = Type.Object({
   // A bigint in the database; past 2^53 an id cannot be one this service handed out.
   submission_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
 });
 export const SessionIdParams = Type.Object({ session_id: MintedId });
 export const AssignmentIdParams = Type.Object({ assignment_id: MintedId });
 export const RunIdParams = Type.Object({ eval_run_id: MintedId });
+
+/** What every route on a submission shares: its tag, and the submission in the path. */
+export const submissionRoute = (tag: string) => ({ tags: [tag], params: SubmissionIdParams });
 
 /** The refusals of a route only the submission's own hotkey may call. */
 export const OWNER_ERRORS = {

@@ -4,7 +4,7 @@
  */
 import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { OWNER_ERRORS, ownerRequest, SubmissionIdParams } from "../route-params.js";
+import { OWNER_ERRORS, ownerRequest, submissionRoute } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import {
   MinerEnvLaunchResponse,
@@ -26,8 +26,7 @@ export function minerEnvRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     method: "GET",
     path: "/submissions/:submission_id/env",
     summary: "The env's metadata: names, sizes and sha256 of the values, never a value",
-    tags: ["env"],
-    params: SubmissionIdParams,
+    ...submissionRoute("env"),
     responses: {
       200: { description: "The metadata", schema: MinerEnvMetadataResponse },
       ...OWNER_ERRORS,
@@ -43,8 +42,7 @@ export function minerEnvRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       "At most 64 keys matching ^[A-Za-z_][A-Za-z0-9_]{0,127}$, 16 KiB a value, 128 KiB in all " +
       "(bytes of UTF-8). Keys naming a location (..._URL, ..._HOST, ..._PROXY, ...) and " +
       "URL-shaped values are refused: the evaluator gives the agent its model endpoint.",
-    tags: ["env"],
-    params: SubmissionIdParams,
+    ...submissionRoute("env"),
     body: MinerEnvUpdateRequest,
     responses: {
       200: { description: "The new metadata", schema: MinerEnvMetadataResponse },
@@ -64,8 +62,7 @@ export function minerEnvRoutes(router: ChallengeRouter<Settings, AgentEvalState>
     method: "POST",
     path: "/submissions/:submission_id/env/confirm-empty",
     summary: "Record an explicit empty env (what launch needs when there is nothing to set)",
-    tags: ["env"],
-    params: SubmissionIdParams,
+    ...submissionRoute("env"),
     responses: {
       200: { description: "The metadata (status empty)", schema: MinerEnvMetadataResponse },
       ...OWNER_ERRORS,
@@ -82,8 +79,7 @@ export function minerEnvRoutes(router: ChallengeRouter<Settings, AgentEvalState>
       "412 env_not_confirmed until the env is set or confirmed empty. It may come before the " +
       "review allows; eval/prepare needs both a launch and a verified allow. A repeat answers " +
       "the recorded launch.",
-    tags: ["env"],
-    params: SubmissionIdParams,
+    ...submissionRoute("env"),
     responses: {
       200: { description: "The launch", schema: MinerEnvLaunchResponse },
       ...OWNER_ERRORS,

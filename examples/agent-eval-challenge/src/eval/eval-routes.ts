@@ -4,7 +4,7 @@
  */
 import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import { OWNER_ERRORS, ownerRequest, SubmissionIdParams } from "../route-params.js";
+import { OWNER_ERRORS, ownerRequest, submissionRoute } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import {
   EvalExpectedRunRequest,
@@ -32,8 +32,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
       "24 h old (409 review_not_allowed, review_stale; 503 verifier_unavailable). The answer " +
       "that issues carries the run token (secret_delivery, EVAL_RUN_TOKEN); every later " +
       "prepare answers the same plan without it.",
-    tags: ["eval"],
-    params: SubmissionIdParams,
+    ...submissionRoute("eval"),
     responses: {
       200: { description: "The current run", schema: EvalPrepareResponse },
       ...OWNER_ERRORS,
@@ -53,8 +52,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
     method: "GET",
     path: "/submissions/:submission_id/eval/status",
     summary: "The submission's eval runs, newest first (paged; cursor at most 512 characters)",
-    tags: ["eval"],
-    params: SubmissionIdParams,
+    ...submissionRoute("eval"),
     query: EvalStatusQuery,
     responses: {
       200: { description: "One page of runs", schema: EvalHistoryResponse },
@@ -78,8 +76,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
       "error (409 run_not_retryable). The launch and the allow are checked again as for " +
       "prepare; at most 3 runs per allowing review, 8 per submission. The new run's token is " +
       "in this answer only.",
-    tags: ["eval"],
-    params: SubmissionIdParams,
+    ...submissionRoute("eval"),
     body: EvalExpectedRunRequest,
     responses: {
       200: { description: "The new run, with its token", schema: EvalPrepareResponse },
@@ -106,8 +103,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
     method: "POST",
     path: "/submissions/:submission_id/eval/cancel",
     summary: "Cancel the current run before any result (its token dies with it)",
-    tags: ["eval"],
-    params: SubmissionIdParams,
+    ...submissionRoute("eval"),
     body: EvalExpectedRunRequest,
     responses: {
       200: { description: "The run, cancelled", schema: EvalMutationResponse },
@@ -129,8 +125,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
     description:
       "reason_code: deploy_failed, tunnel_failed, key_release_unavailable or no_result; one " +
       "record, the run becomes error (retryable).",
-    tags: ["eval"],
-    params: SubmissionIdParams,
+    ...submissionRoute("eval"),
     body: EvalFailureRequest,
     responses: {
       200: { description: "The run, failed", schema: EvalMutationResponse },
@@ -157,8 +152,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
       "freshness waived). The earlier accepted result keeps counting for weights until the new " +
       "one is accepted. 409 run_in_progress while a run is active, nothing_to_revalidate before " +
       "any run; a repeat answers the pending request.",
-    tags: ["owner"],
-    params: SubmissionIdParams,
+    ...submissionRoute("owner"),
     responses: {
       200: { description: "The pending revalidation", schema: EvalRevalidateResponse },
       403: { description: "not_owner" },

@@ -19,7 +19,7 @@ import {
 import type { AgentEvalState } from "../agent-eval-state.js";
 import { runBearer } from "../eval/run-bearer.js";
 import { telemetrySessionAuth } from "../eval/telemetry-auth.js";
-import { RunIdParams, SubmissionIdParams } from "../route-params.js";
+import { RunIdParams, submissionRoute } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { notFound } from "../state/index.js";
 import { attemptBearer } from "./attempt-bearer.js";
@@ -230,8 +230,7 @@ export function liveRoutes(
       `An instance serves ${shares.total} feeds at once, at most ${shares.perClient} to one ` +
       `client (its address: the socket's, or X-Forwarded-For's as a trusted proxy reports ` +
       `it) and ${shares.perSubmission} of one submission.`,
-    tags: ["live"],
-    params: SubmissionIdParams,
+    ...submissionRoute("live"),
     query: LiveFeedQuery,
     headers: LiveFeedHeaders,
     responses: {

@@ -7,7 +7,7 @@
 import { type ChallengeRouter, json, Type } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
 import { canonicalJson, sha256Hex } from "../crypto/index.js";
-import { ownerRequest, SessionIdParams, SubmissionIdParams } from "../route-params.js";
+import { ownerRequest, SessionIdParams, submissionRoute } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { ReviewAuditQuery, ReviewAuditResponse } from "./audit-schemas.js";
 import { reviewAudit } from "./review-audit.js";
@@ -32,8 +32,7 @@ export function reviewAuditRoutes(router: ChallengeRouter<Settings, AgentEvalSta
     description:
       "Every attempt's state, times, digests and outcome code; never a token, nonce, evidence " +
       "or model request. Paged: limit 1-16 (default 10), next_cursor to go on.",
-    tags: ["review"],
-    params: SubmissionIdParams,
+    ...submissionRoute("review"),
     query: ReviewAuditQuery,
     responses: {
       200: { description: "One page of the history", schema: ReviewAuditResponse },
@@ -56,8 +55,7 @@ export function reviewAuditRoutes(router: ChallengeRouter<Settings, AgentEvalSta
       "The reported attempts: verdict, outcome, verifier, measurement, digests, finding check " +
       "ids and severities, evidence refs; no message, path, summary or nonce. The body is RFC " +
       "8785 canonical JSON: the same records give the same bytes (ETag: their sha256).",
-    tags: ["review"],
-    params: SubmissionIdParams,
+    ...submissionRoute("review"),
     query: ReviewAuditQuery,
     responses: {
       200: { description: "One page of the projection", schema: ReviewAuditResponse },

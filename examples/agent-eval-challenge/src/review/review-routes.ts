@@ -7,12 +7,7 @@
  */
 import type { ChallengeRouter } from "@platform/challenge-sdk";
 import type { AgentEvalState } from "../agent-eval-state.js";
-import {
-  OWNER_ERRORS,
-  ownerRequest,
-  SessionIdParams,
-  SubmissionIdParams,
-} from "../route-params.js";
+import { OWNER_ERRORS, ownerRequest, SessionIdParams, submissionRoute } from "../route-params.js";
 import type { Settings } from "../settings.js";
 import { reviewAuditRoutes } from "./audit-routes.js";
 import { cancelReview } from "./cancel-review.js";
@@ -43,8 +38,7 @@ export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       "creates an assignment carries its token in secret_delivery (REVIEW_SESSION_TOKEN); every " +
       "later prepare answers the same assignment without it. A lost first answer is recovered " +
       "with review/cancel and review/retry, never by delivering the token again.",
-    tags: ["review"],
-    params: SubmissionIdParams,
+    ...submissionRoute("review"),
     responses: {
       200: { description: "The current assignment", schema: ReviewPrepareResponse },
       ...OWNER_ERRORS,
@@ -66,8 +60,7 @@ export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       "expected_assignment_id must be the current assignment (compare-and-swap). Cancelled, " +
       "expired and error are retried freely; rejected and escalated only with an operator " +
       "approval (approval_id, one use, 300 s); allowed never; at most 16 assignments.",
-    tags: ["review"],
-    params: SubmissionIdParams,
+    ...submissionRoute("review"),
     body: ReviewRetryRequest,
     responses: {
       200: { description: "The new assignment, with its token", schema: ReviewPrepareResponse },
@@ -92,8 +85,7 @@ export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     method: "POST",
     path: "/submissions/:submission_id/review/cancel",
     summary: "Cancel the named current assignment, revoking its capability and nonce (rule 5)",
-    tags: ["review"],
-    params: SubmissionIdParams,
+    ...submissionRoute("review"),
     body: ReviewCancelRequest,
     responses: {
       200: { description: "Cancelled", schema: ReviewCancelResponse },
@@ -117,8 +109,7 @@ export function reviewRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
       "Write-once metadata (VM id, provider receipt, image digest, compose hash), moving the " +
       "assignment to deployed. It is not evidence: no verdict reads it. An identical repeat " +
       "answers 200 with the same record, a different one 409 deployment_conflict.",
-    tags: ["review"],
-    params: SubmissionIdParams,
+    ...submissionRoute("review"),
     body: ReviewDeployedRequest,
     responses: {
       200: { description: "The recorded metadata", schema: ReviewDeployedResponse },
