@@ -3,19 +3,14 @@
  * rules bundle, model-call-started, failure); the report's are in review-envelope-schemas.ts.
  */
 import { Type } from "@platform/challenge-sdk";
-import { MintedId, NamedRecord, Sha256Hex, Timestamp } from "../schema-primitives.js";
-import { ReviewAssignmentCore, ReviewAssignmentState } from "./review-schemas.js";
+import { MintedId, NamedRecord, Sha256Hex } from "../schema-primitives.js";
+import { ReviewAssignmentState, ReviewPrepareResponse } from "./review-schemas.js";
 import { MAX_RULES_FILES } from "./rules-bundle.js";
 
-/** GET /review/v1/assignments/{assignment_id}: the assignment core, its digest and its state. */
-export const ReviewAssignmentResponse = NamedRecord("ReviewAssignmentResponse", {
-  assignment_id: MintedId,
-  session_id: MintedId,
-  state: ReviewAssignmentState,
-  assignment: ReviewAssignmentCore,
-  assignment_digest: Sha256Hex,
-  expires_at: Timestamp,
-});
+const { secret_delivery: _token, ...assignmentView } = ReviewPrepareResponse.properties;
+
+/** GET /review/v1/assignments/{assignment_id}: review/prepare's answer, never with the token. */
+export const ReviewAssignmentResponse = NamedRecord("ReviewAssignmentResponse", assignmentView);
 
 /** One file of the rules bundle v1. */
 export const RulesBundleFile = NamedRecord("RulesBundleFile", {
