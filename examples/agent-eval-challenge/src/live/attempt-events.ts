@@ -25,20 +25,15 @@ export const MAX_EVENTS_BODY_BYTES = 4 * 1024 * 1024;
 export const MAX_EVENT_LINES = 512;
 
 /** Stored bytes: what the caps count. */
-export interface EventCaps {
+export const EVENT_CAPS = {
   /** One event's stored payload (its message is cut to fit). */
-  eventBytes: number;
-  /** One task of one run, across its trials. */
-  taskBytes: number;
-  /** One submission, across its runs. */
-  submissionBytes: number;
-}
-
-export const EVENT_CAPS: EventCaps = {
   eventBytes: 64 * 1024,
+  /** One task of one run, across its trials. */
   taskBytes: 10 * 1024 * 1024,
+  /** One submission, across its runs. */
   submissionBytes: 50 * 1024 * 1024,
 };
+type EventCaps = typeof EVENT_CAPS;
 
 export const EVENT_ERROR_CODES = {
   /** 413: more than 512 lines in one request. */
