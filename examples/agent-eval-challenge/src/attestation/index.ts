@@ -10,8 +10,8 @@ export {
   replayEventLog,
   workloadEvents,
 } from "./event-log.js";
-export type { QuoteVerifier } from "./quote-verifier.js";
+export { type QuoteVerifier, rejected } from "./quote-verifier.js";
 export { evalResultReportData, reviewReportData } from "./report-data.js";
 export { MAX_TDX_QUOTE_BYTES } from "./tdx-quote.js";
-export { verifyAttestation } from "./verify-attestation.js";
+export { decidedVerification, verifyAttestation } from "./verify-attestation.js";
 export { type VmAttestationInput, vmAttestation } from "./vm-attestation.js";

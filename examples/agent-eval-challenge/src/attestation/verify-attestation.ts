@@ -42,3 +42,22 @@ export async function verifyAttestation(
   }
   return { status: "verified", measurement: verdict.measurement };
 }
+
+/**
+ * A decided verdict as a review's or a result's verification stores it: the verifier, and the
+ * refusal (its message cut to 1 KiB) or the measurement.
+ */
+export function decidedVerification(
+  verifier: QuoteVerifier,
+  verdict: Exclude<AttestationVerdict, { status: "unavailable" }>,
+) {
+  const refusal = verdict.status === "rejected" ? verdict : null;
+  return {
+    status: verdict.status,
+    code: refusal?.code ?? null,
+    message: refusal?.message.slice(0, 1024) ?? null,
+    verifier: verifier.kind,
+    confidential: verifier.confidential,
+    measurement: verdict.status === "verified" ? verdict.measurement : null,
+  };
+}

@@ -16,7 +16,12 @@ import {
   type Static,
   type TransactionSql,
 } from "@platform/challenge-sdk";
-import { type QuoteVerifier, verifyAttestation } from "../attestation/index.js";
+import {
+  decidedVerification,
+  type QuoteVerifier,
+  rejected,
+  verifyAttestation,
+} from "../attestation/index.js";
 import { CanonicalJsonError, parseCanonical, sha256Hex } from "../crypto/index.js";
 import { reviewTransaction } from "../review/index.js";
 import { type EvalRunState, transitionEvalRun } from "../state/index.js";
@@ -116,7 +121,10 @@ export async function receiveResult(
         await decide(
           tx,
           run.id,
-          rejection(input.verifier, checked.code, checked.message),
+          {
+            ...decidedVerification(input.verifier, rejected(checked.code, checked.message)),
+            fully_attested: false,
+          },
           null,
           false,
         );
@@ -154,18 +162,10 @@ export async function receiveResult(
       select verification from eval_results where run_id = ${first.runId} for update`;
     if (row?.verification) return receiptOf(tx, first.runId); // a concurrent post decided
     const reviewVerified = await reviewWasVerified(tx, first.runId);
-    const verification: ResultVerification =
-      verdict.status === "verified"
-        ? {
-            status: "verified",
-            code: null,
-            message: null,
-            verifier: input.verifier.kind,
-            confidential: input.verifier.confidential,
-            measurement: verdict.measurement,
-            fully_attested: reviewVerified,
-          }
-        : rejection(input.verifier, verdict.code, verdict.message);
+    const verification: ResultVerification = {
+      ...decidedVerification(input.verifier, verdict),
+      fully_attested: verdict.status === "verified" && reviewVerified,
+    };
     await decide(
       tx,
       first.runId,
@@ -176,18 +176,6 @@ export async function receiveResult(
     return receiptOf(tx, first.runId);
   });
   return { status: first.firstReceipt ? 202 : 200, receipt };
-}
-
-function rejection(verifier: QuoteVerifier, code: string, message: string): ResultVerification {
-  return {
-    status: "rejected",
-    code,
-    message: message.slice(0, 1024),
-    verifier: verifier.kind,
-    confidential: verifier.confidential,
-    measurement: null,
-    fully_attested: false,
-  };
 }
 
 /** Accept with the score, or reject; the verification and coverage stored with the result. */

@@ -14,7 +14,12 @@
 
 import type { Logger, Static } from "@platform/challenge-sdk";
 import { HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
-import { type QuoteVerifier, verifyAttestation } from "../attestation/index.js";
+import {
+  decidedVerification,
+  type QuoteVerifier,
+  rejected,
+  verifyAttestation,
+} from "../attestation/index.js";
 import { deriveKey, KeyLabel, seal } from "../crypto/index.js";
 import {
   type AssignmentEvent,
@@ -175,7 +180,12 @@ async function receiptOrPending(
       event: "fail_verification",
       actor: "system",
       reasonCode: checked.code,
-      records: { verification: rejection(input.verifier, checked.code, checked.message) },
+      records: {
+        verification: {
+          ...decidedVerification(input.verifier, rejected(checked.code, checked.message)),
+          outcome: "rejected",
+        },
+      },
     });
     return { status: 202, receipt: receiptOf(await reload(tx, row.id)) };
   }
@@ -196,19 +206,11 @@ export async function verifyQuote(
   const { attestation, review_core: core } = pending.envelope;
   const verdict = await verifyAttestation(verifier, attestation, pending.expectedReportData);
   if (verdict.status === "unavailable") return "unavailable";
-  if (verdict.status === "rejected") return rejection(verifier, verdict.code, verdict.message);
-  const outcome = ({ allow: "allowed", reject: "rejected", escalate: "escalated" } as const)[
-    core.verdict
-  ];
-  return {
-    status: "verified",
-    outcome,
-    code: null,
-    message: null,
-    verifier: verifier.kind,
-    confidential: verifier.confidential,
-    measurement: verdict.measurement,
-  };
+  const outcome =
+    verdict.status === "rejected"
+      ? "rejected"
+      : ({ allow: "allowed", reject: "rejected", escalate: "escalated" } as const)[core.verdict];
+  return { ...decidedVerification(verifier, verdict), outcome };
 }
 
 /**
@@ -245,22 +247,6 @@ async function recordOutcome(
     records: { verification },
   });
   return receiptOf(await reload(tx, assignmentId));
-}
-
-function rejection(
-  verifier: QuoteVerifier,
-  code: string,
-  message: string,
-): ReviewVerificationRecord {
-  return {
-    status: "rejected",
-    outcome: "rejected",
-    code,
-    message: message.slice(0, 1024),
-    verifier: verifier.kind,
-    confidential: verifier.confidential,
-    measurement: null,
-  };
 }
 
 /** Each evidence object sealed under the evidence key, its object ref as associated data. */
