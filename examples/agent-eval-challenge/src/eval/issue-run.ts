@@ -89,6 +89,7 @@ export async function issueRun(
     expires_at: expiresAt.toISOString(),
   };
   const digest = canonicalDigest(plan);
+  const revalidate = input.submissionEvent === "eval_revalidate";
   await tx`
     insert into eval_runs (
       id, submission_id, review_assignment_id, run_number, review_run_number, predecessor_id,
@@ -106,20 +107,14 @@ export async function issueRun(
     fromState: null,
     toState: "prepared",
     actor: "miner",
-    reasonCode:
-      input.submissionEvent === "eval_revalidate"
-        ? "revalidate"
-        : input.predecessorId === null
-          ? null
-          : "retry",
-    reason: null,
+    reasonCode: revalidate ? "revalidate" : input.predecessorId === null ? null : "retry",
     at: now,
   });
   await transitionSubmission(tx, {
     submissionId: submission.id,
     event: input.submissionEvent ?? "eval_issue",
     actor: "miner",
-    reasonCode: input.submissionEvent === "eval_revalidate" ? "revalidate" : null,
+    reasonCode: revalidate ? "revalidate" : null,
     now,
   });
   return {
