@@ -1,4 +1,4 @@
-import { databaseNow, HttpError, type Sql, type TransactionSql } from "@platform/challenge-sdk";
+import { databaseNow, HttpError, type Sql } from "@platform/challenge-sdk";
 import { mintId } from "../crypto/index.js";
 import {
   APPROVAL_RETRYABLE_ASSIGNMENT_STATES,
@@ -89,51 +89,28 @@ export function retryReview(sql: Sql, request: RetryRequest): Promise<ReviewPrep
       secretKey: request.secretKey,
       now,
     });
-    if (needsApproval) {
-      await consumeApproval(tx, {
-        approvalId: request.approvalId,
-        sessionId: session.id,
-        predecessorId: expected,
-        usedBy: assignmentId,
-        now,
-      });
+    // The approval is spent on this retry: it must exist, be bound to this session's `expected`,
+    // be unused and unexpired; anything else is 409 approval_required (one code: which of the
+    // conditions failed tells a caller nothing it may act on differently).
+    const consumed =
+      !needsApproval || request.approvalId === undefined
+        ? []
+        : await tx`
+          update review_operator_approvals
+          set used_at = ${now}, used_by_assignment_id = ${assignmentId}
+          where id = ${request.approvalId} and session_id = ${session.id}
+            and predecessor_assignment_id = ${expected}
+            and used_at is null and expires_at > ${now}
+          returning id`;
+    if (needsApproval && consumed.length === 0) {
+      throw new HttpError(
+        409,
+        REVIEW_ERROR_CODES.approvalRequired,
+        `Assignment ${expected} was rejected or escalated: a retry needs an unused, unexpired operator approval bound to it.`,
+      );
     }
     return issued;
   });
-}
-
-/**
- * Spends approval `approvalId` on the retry `usedBy`: it must exist, be bound to this session's
- * `predecessorId`, be unused and unexpired; anything else is 409 approval_required (one code:
- * which of the conditions failed tells a caller nothing it may act on differently).
- */
-async function consumeApproval(
-  tx: TransactionSql,
-  input: {
-    approvalId: string | undefined;
-    sessionId: string;
-    predecessorId: string;
-    usedBy: string;
-    now: Date;
-  },
-): Promise<void> {
-  const consumed =
-    input.approvalId === undefined
-      ? []
-      : await tx`
-          update review_operator_approvals
-          set used_at = ${input.now}, used_by_assignment_id = ${input.usedBy}
-          where id = ${input.approvalId} and session_id = ${input.sessionId}
-            and predecessor_assignment_id = ${input.predecessorId}
-            and used_at is null and expires_at > ${input.now}
-          returning id`;
-  if (consumed.length === 0) {
-    throw new HttpError(
-      409,
-      REVIEW_ERROR_CODES.approvalRequired,
-      `Assignment ${input.predecessorId} was rejected or escalated: a retry needs an unused, unexpired operator approval bound to it.`,
-    );
-  }
 }
 
 function isOneOf<T extends string>(value: string, values: readonly T[]): value is T {
