@@ -81,7 +81,8 @@ export async function storeSubmission(sql: Sql, input: NewSubmission) {
     await recordSubmissionReceived(tx, row.id, "miner");
     return row.id;
   });
-  return (await readSubmission(sql, id))!;
+  const [stored] = await sql<SubmissionRow[]>`${selectSubmissions(sql)} where s.id = ${id}`;
+  return submissionResponse(stored!);
 }
 
 function duplicateArtifact(existing: string | null): HttpError {
@@ -108,12 +109,6 @@ const selectSubmissions = (sql: Sql | TransactionSql) => sql`
     select id, state, score, updated_at from eval_runs
     where submission_id = s.id order by run_number desc limit 1
   ) r on true`;
-
-/** One submission's record, or undefined. */
-export async function readSubmission(sql: Sql, id: string) {
-  const [row] = await sql<SubmissionRow[]>`${selectSubmissions(sql)} where s.id = ${id}`;
-  return row ? submissionResponse(row) : undefined;
-}
 
 /** Recent submissions (newest first), optionally one hotkey's, each with its latest score. */
 export async function listSubmissions(sql: Sql, options: { limit: number; hotkey?: string }) {
