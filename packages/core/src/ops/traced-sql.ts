@@ -3,8 +3,11 @@
 // and ends when it settles; fragments embedded in another query are never awaited and make none.
 // The span names the statement (`db select`) and carries its text with `$n` placeholders, never
 // its parameters (they may be anything a miner sent). Transactions are one span around theirs.
+// Only a query made inside a span (a request, a job, a collection) is traced: a background
+// loop's queries (a job queue's polls, every few hundred milliseconds) would otherwise each be a
+// trace of their own.
 import type { Sql } from "../db/open-database.js";
-import { failSpan, startSpan, tracingEnabled, withSpan } from "./tracing.js";
+import { failSpan, insideSpan, startSpan, tracingEnabled, withSpan } from "./tracing.js";
 
 const TRACED: unique symbol = Symbol("traced sql");
 const MAX_TEXT = 1000;
@@ -50,6 +53,7 @@ function instrument(query: unknown, text: string | null, operation: string): voi
     ) {
       if (!started) {
         started = true;
+        if (!insideSpan()) return original.call(this, onFulfilled, onRejected);
         const span = startSpan(`db ${operation}`, {
           kind: "client",
           attributes: {
@@ -77,7 +81,7 @@ type Fn = (...args: unknown[]) => unknown;
 /** `begin`/`savepoint` with the callback's scoped client traced too, all in one span. */
 function tracedScope(run: Fn, name: string): Fn {
   return (...args: unknown[]) => {
-    if (!tracingEnabled()) return run(...args);
+    if (!insideSpan()) return run(...args);
     const last = args.length - 1;
     const fn = args[last];
     if (typeof fn === "function") {

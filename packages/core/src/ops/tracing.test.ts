@@ -168,7 +168,10 @@ describe("tracing on", () => {
     try {
       const sql = traceSql(db.sql);
       expect(traceSql(sql)).toBe(sql);
+      // Outside any span (a background loop's polls): no trace of its own.
       await sql`create table t (id int primary key, secret text)`;
+      await sql.begin((tx) => tx`select 1`);
+      expect((await finished()).filter((span) => span.name.startsWith("db "))).toEqual([]);
       await tracing.flush();
       exporter.reset();
       await withSpan("handler", async () => {
@@ -194,7 +197,9 @@ describe("tracing on", () => {
       );
       expect(await finished()).toHaveLength(5);
       // A failing query fails its span and still rejects as before.
-      await expect(sql`select * from missing_table`).rejects.toThrow(/missing_table/);
+      await withSpan("failing", () =>
+        expect(sql`select * from missing_table`).rejects.toThrow(/missing_table/),
+      );
       expect((await byName("db select")).at(-1)!.status.code).toBe(2);
     } finally {
       await db.close();

@@ -251,6 +251,11 @@ export function traceContextOf(traceparent: string | null | undefined): Context 
   return propagation.extract(context.active(), carrier, HEADER_GETTER);
 }
 
+/** Whether a span (recording or not) is active: work done outside any has no trace to join. */
+export function insideSpan(): boolean {
+  return enabled && trace.getSpan(context.active()) !== undefined;
+}
+
 /** Trace and span ids of the active span, for a log line; undefined when none is recording. */
 export function activeTraceIds(): { trace_id: string; span_id: string } | undefined {
   if (!enabled) return undefined;
