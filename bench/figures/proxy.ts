@@ -87,8 +87,8 @@ export const proxyFigure: Figure = {
     for (const { prefix, sampler, ...rest } of TRACED) {
       const env = { ...tracing, OTEL_TRACES_SAMPLER: sampler };
       if ("arg" in rest) Object.assign(env, { OTEL_TRACES_SAMPLER_ARG: rest.arg });
-      const child = await startTsProcess("./servers/master.ts", [upstreamUrl], MASTER_URLS, env);
-      traced.push({ prefix, master: child, runs: [] as (LoadResult & { cpuUs: number })[] });
+      const started = await startTsProcess("./servers/master.ts", [upstreamUrl], MASTER_URLS, env);
+      traced.push({ prefix, started, runs: [] as (LoadResult & { cpuUs: number })[] });
     }
     const bare = await startTsProcess("./servers/bare-proxy.ts", [upstreamUrl], READY_URL);
     const bareUrl = bare.match[1]!;
@@ -110,9 +110,9 @@ export const proxyFigure: Figure = {
         const scrapeMetrics = scraper(metricsOnly.match[2]!);
         withMetrics.push(await measured(metricsOnly.child.pid, metricsOnly.match[1]!, target));
         scrapeMetrics.stop();
-        for (const { master: child, runs } of traced) {
-          const scrape = scraper(child.match[2]!);
-          runs.push(await measured(child.child.pid, child.match[1]!, target));
+        for (const { started, runs } of traced) {
+          const scrape = scraper(started.match[2]!);
+          runs.push(await measured(started.child.pid, started.match[1]!, target));
           const { scrapes, failures } = scrape.stop();
           scraped = { scrapes: scraped.scrapes + scrapes, failures: scraped.failures + failures };
         }
@@ -181,7 +181,7 @@ export const proxyFigure: Figure = {
     } finally {
       if (nginx) await stopProcess(nginx.child);
       await stopProcess(bare.child);
-      for (const { master: child } of traced) await stopProcess(child.child);
+      for (const { started } of traced) await stopProcess(started.child);
       await stopProcess(metricsOnly.child);
       await stopProcess(master.child);
       await stopProcess(sink.child);

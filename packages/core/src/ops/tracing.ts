@@ -222,7 +222,7 @@ export function requestSpanContext(request: object, span: Span, parent: Context)
 /**
  * The context of a kit request's server span (tracing on), to pass as `parent` across an
  * `await` when tracing runs without AsyncLocalStorage; undefined when the request has none.
- * @example await broker.run(body, { parent: requestTraceContext(ctx.request) });
+ * @example await withSpan("run", work, { parent: requestTraceContext(ctx.request) });
  */
 export function requestTraceContext(request: object): Context | undefined {
   return enabled ? requestContexts.get(request) : undefined;
