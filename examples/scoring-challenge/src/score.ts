@@ -3,17 +3,17 @@
  * the service computes it here, from the harness's own measurements only:
  *
  *   stream_bpb  = Σ nll_nats / (ln 2 · covered_bytes)      (prequential bits per byte)
- *   holdout_bpb = the same over the holdout rows the scorer evaluated beside each batch
+ *   holdout_bpb = the same over the holdout, which the scorer evaluates beside each batch
  *   bpb         = max(stream_bpb, holdout_bpb − tolerance)   (the memorisation gap)
  *   final_score = anti_cheat_multiplier / (1 + bpb)
  *
- * The memorisation gap: the stream is the same for every run of an epoch and the bundle sees it
- * (after each charge); the holdout is drawn anew for every run and never leaves the scorer. An
- * honest model predicts both alike (the holdout rows are evaluated with the same model, at the
- * same moment, as the batch beside them); a bundle that carries the stream's bytes (leaked from
- * an earlier run of the epoch) predicts the stream far better than the holdout. Past the
- * tolerance the score counts the holdout, so carrying the stream earns no more than the model's
- * honest prediction of text it has not seen.
+ * The memorisation gap: the stream and the holdout are two samples of the pool drawn alike for
+ * the epoch (scored-bytes.ts); the bundle sees the stream (after each charge), never the holdout.
+ * An honest model predicts both alike, up to sampling noise; a bundle that carries the stream's
+ * bytes (leaked from an earlier run of the epoch) predicts the stream far better. Past the
+ * tolerance, three standard errors of the difference between the two samples, the score counts
+ * the holdout: carrying the stream earns no more than the model's prediction of text it has not
+ * seen, within that tolerance.
  *
  * Anti-cheat: a first-batch loss below ½·ln(vocab) under forced random init means the model
  * knew the data before seeing it (smuggled weights): multiplier 0. A model whose earlier
@@ -45,17 +45,28 @@ export interface ScoreOptions {
   minCoverage?: number;
   /**
    * How far (bits per byte) the holdout may trail the stream before the score counts the
-   * holdout (default DEFAULT_MEMORISATION_TOLERANCE_BPB).
+   * holdout; default: memorisationTolerance of the two samples' sizes.
    */
   memorisationToleranceBpb?: number;
 }
 
 /**
- * The default tolerance of the memorisation gap, in bits per byte: above the gap honest bundles
- * show (the stream's windows are short passages the model adapts to as it reads them; the
- * holdout rows are single rows), measured in docs/challenges/scoring.md.
+ * The spread (standard deviation, bits per byte) of one row's cost between rows of the pool, for
+ * the small models these budgets train: measured on bundles/good over the public pool (rows of
+ * prose, code and dictionary text differ that much), rounded up.
  */
-export const DEFAULT_MEMORISATION_TOLERANCE_BPB = 0.5;
+export const ROW_SPREAD_BPB = 1.5;
+/** Standard errors of the stream–holdout difference an honest run may show before it counts. */
+export const GAP_STANDARD_ERRORS = 3;
+
+/**
+ * The tolerance of the memorisation gap for samples of `streamRows` and `holdoutRows` rows:
+ * GAP_STANDARD_ERRORS standard errors of the difference of their means. About 0.24 bits per byte
+ * at the defaults (1,032 and 516 rows), 0.9 at the tests' small budgets.
+ */
+export function memorisationTolerance(streamRows: number, holdoutRows: number): number {
+  return GAP_STANDARD_ERRORS * ROW_SPREAD_BPB * Math.sqrt(1 / streamRows + 1 / holdoutRows);
+}
 
 /** What a run comes to. */
 export type ScoreOutcome =
@@ -213,7 +224,10 @@ function memorisationGap(
     };
   }
   const holdoutBpb = bitsPerByte(nll, covered);
-  const tolerance = options.memorisationToleranceBpb ?? DEFAULT_MEMORISATION_TOLERANCE_BPB;
+  const targets = Math.max(1, (report.sequence_length ?? 2) - 1);
+  const tolerance =
+    options.memorisationToleranceBpb ??
+    memorisationTolerance(report.covered_bytes / targets, covered / targets);
   if (holdoutBpb - tolerance <= streamBpb) return { status: "ok", bpb: streamBpb, note: null };
   const bpb = holdoutBpb - tolerance;
   return {
@@ -221,7 +235,7 @@ function memorisationGap(
     bpb,
     note:
       `memorisation gap: the stream cost ${streamBpb.toFixed(3)} bits per byte but text the model ` +
-      `had not seen ${holdoutBpb.toFixed(3)}, more than ${tolerance} apart: scored at ` +
+      `had not seen ${holdoutBpb.toFixed(3)}, more than ${tolerance.toFixed(3)} apart: scored at ` +
       `${bpb.toFixed(3)} (the holdout less the tolerance)`,
   };
 }

@@ -1,27 +1,28 @@
 /**
  * What a run is scored on, drawn so that no bundle can know it when it is written
- * (docs/challenges/scoring.md, "What a miner can know in advance"):
+ * (docs/challenges/scoring.md, "What a miner can know in advance"). Two samples, built alike:
  *
- * - the STREAM (charged prequentially, handed to the bundle batch by batch) is the same for every
- *   run of an epoch, so scores within an epoch compare: `windowBytes`-sized windows of the pool's
- *   training part at places drawn from the epoch's seed, HMAC-SHA256(the challenge's secret,
- *   epoch id). Nothing outside the service knows the secret, so nothing knows the places before
- *   the epoch; after it, the bytes are worthless (the next epoch draws anew);
- * - the HOLDOUT (never handed to the bundle: the scorer evaluates its rows beside each charged
- *   batch) is drawn fresh for every run from the pool's held-out part with the OS's randomness:
- *   bytes a bundle saw in an earlier run of the epoch, and leaked out through its error message,
- *   say nothing about the holdout of the next run. The gap between the two is what score.ts
- *   checks (the memorisation gap).
+ * - the STREAM, charged prequentially and handed to the bundle batch by batch;
+ * - the HOLDOUT, never handed to the bundle: the scorer evaluates it beside the batches with the
+ *   same model at the same moment (run.py).
+ *
+ * Both are the same for every run of an epoch (so scores within an epoch compare) and drawn at
+ * places only the epoch's seed decides, HMAC-SHA256(the challenge's secret, epoch id): nothing
+ * outside the service knows them before the epoch, and the next epoch draws anew. A window is one
+ * row (sequence_length − 1 bytes by default), so an honest model predicts both samples alike:
+ * neither gives it a passage to adapt to as it reads. A bundle that carries the stream (its bytes
+ * leaked from an earlier run of the epoch, through an error message) predicts it far better than
+ * the holdout, which never leaves the scorer: score.ts counts the worse of the two.
  *
  * The pool must be far larger than anything a bundle can carry; the ratio is in the docs.
  */
-import { createHash, createHmac, randomBytes } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { type Corpus, CorpusError, type CorpusSlices } from "./corpus.js";
 
-/** Bytes of one stream window: eight rows of the default 128, so a window is a short passage. */
-export const DEFAULT_WINDOW_BYTES = 1024;
+/** Bytes of one window: one row of the default 128 (rows overlap by a byte). */
+export const DEFAULT_WINDOW_BYTES = 127;
 
-const SEED_DOMAIN = "platform-scoring-windows-v1";
+const SEED_DOMAIN = "platform-scoring-windows-v2";
 
 /** The epoch's seed: HMAC-SHA256(secret, domain || epoch id). */
 export function epochSeed(secret: Uint8Array, epochId: number): Buffer {
@@ -70,11 +71,11 @@ export class SeededDraws {
   }
 }
 
-/** An epoch's stream: its bytes and where each window was taken from (for audits). */
-export interface EpochStream {
-  stream: Buffer;
-  streamSha256: string;
-  /** Offsets into the pool's training bytes, in stream order. */
+/** A sample of the pool: its bytes and where each window was taken from (for audits). */
+export interface DrawnSample {
+  bytes: Buffer;
+  sha256: string;
+  /** Offsets into the part of the pool it was drawn from, in order. */
   windows: number[];
 }
 
@@ -83,48 +84,44 @@ export interface EpochStream {
 const OVERLAP_REDRAWS = 32;
 
 /**
- * The `tokenBudget` bytes of the stream for the epoch whose seed is `seed`: consecutive windows of
- * `windowBytes` from the pool's training part, none overlapping another when the pool allows.
+ * `total` bytes of consecutive windows of `windowBytes` from `part`, at places drawn from `seed`,
+ * none overlapping another when the part allows.
  */
-export function epochStream(
-  corpus: Corpus,
+export function drawWindows(
+  part: Buffer,
   seed: Uint8Array,
-  tokenBudget: number,
+  total: number,
   windowBytes: number = DEFAULT_WINDOW_BYTES,
-): EpochStream {
-  if (!Number.isSafeInteger(tokenBudget) || tokenBudget < 2) {
-    throw new CorpusError(`the token budget must be a whole number >= 2, got ${tokenBudget}`);
+): DrawnSample {
+  if (!Number.isSafeInteger(total) || total < 2) {
+    throw new CorpusError(`a sample must be a whole number of bytes >= 2, got ${total}`);
   }
   if (!Number.isSafeInteger(windowBytes) || windowBytes < 2) {
     throw new CorpusError(`the window must be a whole number of bytes >= 2, got ${windowBytes}`);
   }
-  const training = corpus.training;
-  if (training.length < Math.max(windowBytes, 2 * tokenBudget)) {
+  if (part.length < Math.max(windowBytes, 2 * total)) {
     throw new CorpusError(
-      `the corpus's ${training.length} training bytes are too few to draw a stream of ${tokenBudget} ` +
-        `bytes from (at least twice that is needed; corpus version ${corpus.version})`,
+      `${part.length} bytes of the pool are too few to draw ${total} bytes from (at least twice that is needed)`,
     );
   }
   const draws = new SeededDraws(seed);
-  const places = training.length - windowBytes + 1;
-  const taken: number[] = [];
+  const places = part.length - windowBytes + 1;
   const windows: number[] = [];
-  const parts: Buffer[] = [];
-  for (let filled = 0; filled < tokenBudget; filled += windowBytes) {
+  const pieces: Buffer[] = [];
+  for (let filled = 0; filled < total; filled += windowBytes) {
     let start = draws.below(places);
     for (
       let redraw = 0;
-      redraw < OVERLAP_REDRAWS && overlaps(taken, start, windowBytes);
+      redraw < OVERLAP_REDRAWS && overlaps(windows, start, windowBytes);
       redraw++
     ) {
       start = draws.below(places);
     }
-    taken.push(start);
     windows.push(start);
-    parts.push(training.subarray(start, start + Math.min(windowBytes, tokenBudget - filled)));
+    pieces.push(part.subarray(start, start + Math.min(windowBytes, total - filled)));
   }
-  const stream = Buffer.concat(parts);
-  return { stream, streamSha256: sha256Hex(stream), windows };
+  const bytes = Buffer.concat(pieces);
+  return { bytes, sha256: sha256Hex(bytes), windows };
 }
 
 function overlaps(taken: number[], start: number, length: number): boolean {
@@ -132,49 +129,37 @@ function overlaps(taken: number[], start: number, length: number): boolean {
 }
 
 /**
- * A run's holdout: `floor(holdoutBytes / rowBytes)` rows of `rowBytes`, each from a place in the
- * pool's held-out part drawn with `random` (the OS's randomness by default), laid end to end.
- * The scorer reads it as rows of `rowBytes` (run.json's sequence_length).
+ * What every run of the epoch whose seed is `seed` is scored on: `tokenBudget` bytes of stream and
+ * `holdoutBytes` of holdout, from one draw of non-overlapping windows over the whole pool (the
+ * manifest's held-out range included: no part of the pool is special any more), the first windows
+ * the stream's and the rest the holdout's. The two samples are exchangeable: an honest model's
+ * cost on one is its cost on the other, up to sampling noise.
  */
-export function runHoldout(
-  corpus: Corpus,
-  holdoutBytes: number,
-  rowBytes: number,
-  random: (size: number) => Buffer = randomBytes,
-): { holdout: Buffer; holdoutSha256: string } {
-  const held = corpus.holdout;
-  if (!Number.isSafeInteger(rowBytes) || rowBytes < 2 || held.length < rowBytes) {
-    throw new CorpusError(
-      `the corpus's ${held.length} held-out bytes cannot give rows of ${rowBytes} bytes`,
-    );
-  }
-  const count = Math.max(1, Math.floor(holdoutBytes / rowBytes));
-  const draws = new SeededDraws(random(32));
-  const rows: Buffer[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = draws.below(held.length - rowBytes + 1);
-    rows.push(held.subarray(start, start + rowBytes));
-  }
-  const holdout = Buffer.concat(rows);
-  return { holdout, holdoutSha256: sha256Hex(holdout) };
-}
-
-/** What one run of an epoch is scored on: the epoch's stream and a fresh holdout. */
 export function scoredBytes(
   corpus: Corpus,
   seed: Uint8Array,
-  options: { tokenBudget: number; holdoutBytes: number; rowBytes: number; windowBytes?: number },
-): CorpusSlices {
-  const { stream, streamSha256 } = epochStream(
-    corpus,
-    seed,
-    options.tokenBudget,
-    options.windowBytes,
-  );
+  options: { tokenBudget: number; holdoutBytes: number; windowBytes?: number },
+): CorpusSlices & { streamWindows: number[]; holdoutWindows: number[] } {
+  const width = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
+  const streamWindows = Math.ceil(options.tokenBudget / width);
+  const holdoutWindows = Math.ceil(options.holdoutBytes / width);
+  let drawn: DrawnSample;
+  try {
+    drawn = drawWindows(corpus.data, seed, (streamWindows + holdoutWindows) * width, width);
+  } catch (error) {
+    if (!(error instanceof CorpusError)) throw error;
+    throw new CorpusError(`${error.message} (corpus version ${corpus.version})`);
+  }
+  const stream = drawn.bytes.subarray(0, options.tokenBudget);
+  const holdoutStart = streamWindows * width;
+  const holdout = drawn.bytes.subarray(holdoutStart, holdoutStart + options.holdoutBytes);
   return {
     stream,
-    streamSha256,
-    ...runHoldout(corpus, options.holdoutBytes, options.rowBytes),
+    streamSha256: sha256Hex(stream),
+    streamWindows: drawn.windows.slice(0, streamWindows),
+    holdout,
+    holdoutSha256: sha256Hex(holdout),
+    holdoutWindows: drawn.windows.slice(streamWindows),
   };
 }
 

@@ -19,7 +19,6 @@ import {
 } from "@platform/challenge-sdk";
 import { DEFAULT_EPOCH_SECONDS } from "./epochs.js";
 import { DEFAULT_EVAL_IMAGE } from "./harness-task.js";
-import { DEFAULT_MEMORISATION_TOLERANCE_BPB } from "./score.js";
 import { DEFAULT_WINDOW_BYTES } from "./scored-bytes.js";
 
 /** The corpus's training bytes minus a margin: the largest stream a run can be given. */
@@ -66,17 +65,14 @@ export const Settings = Type.Object({
   // corpus/build-pool.sh when it is there, else the small pinned corpus (development only).
   CORPUS_DIR: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
   // Bytes of each window of an epoch's stream (scored-bytes.ts).
-  WINDOW_BYTES: Type.Integer({ minimum: 128, maximum: 65_536, default: DEFAULT_WINDOW_BYTES }),
+  WINDOW_BYTES: Type.Integer({ minimum: 16, maximum: 65_536, default: DEFAULT_WINDOW_BYTES }),
   // The secret the windows are drawn from; unset: made once and stored in the database.
   SCORING_WINDOW_SECRET: Type.Optional(
     Type.String({ pattern: "^([0-9a-f]{2}){32,64}$", description: "64-128 lowercase hex digits" }),
   ),
-  // How far the holdout may trail the stream (bits per byte) before the score counts the holdout.
-  MEMORISATION_TOLERANCE_BPB: Type.Number({
-    minimum: 0,
-    maximum: 8,
-    default: DEFAULT_MEMORISATION_TOLERANCE_BPB,
-  }),
+  // How far the holdout may trail the stream (bits per byte) before the score counts the holdout;
+  // unset: three standard errors of the two samples' difference (score.ts).
+  MEMORISATION_TOLERANCE_BPB: Type.Optional(Type.Number({ minimum: 0, maximum: 8 })),
   RUN_TIMEOUT_SECONDS: Type.Integer({ minimum: 10, maximum: 86_400, default: 1800 }),
   GPU_COUNT: Type.Integer({
     minimum: 0,
@@ -113,7 +109,7 @@ export interface ScoringOptions {
     corpusDir: string | null;
     windowBytes: number;
     secret: string | null;
-    memorisationToleranceBpb: number;
+    memorisationToleranceBpb: number | null;
   };
   runTimeoutSeconds: number;
   gpu: { count: number; tier: string; waitSeconds: number };
@@ -169,7 +165,7 @@ export function resolveSettings(
       corpusDir: config.CORPUS_DIR ?? null,
       windowBytes: config.WINDOW_BYTES,
       secret: config.SCORING_WINDOW_SECRET ?? null,
-      memorisationToleranceBpb: config.MEMORISATION_TOLERANCE_BPB,
+      memorisationToleranceBpb: config.MEMORISATION_TOLERANCE_BPB ?? null,
     },
     runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS,
     gpu: { count: config.GPU_COUNT, tier: config.GPU_TIER, waitSeconds: config.GPU_WAIT_SECONDS },

@@ -140,11 +140,6 @@ class StreamCursor:
 
 
 def holdout_rows(data: bytes, sequence_length: int) -> torch.Tensor:
-    """The held-out bytes as the service lays them out: independent rows of T bytes, [N, T].
-
-    Each row comes from its own place in the pool (drawn for this run), so rows do not overlap
-    and a trailing part shorter than a row is not a row.
-    """
+    """Every full row of the held-out bytes, [N, T], laid out as the stream's rows are."""
     array = numpy.frombuffer(data, dtype=numpy.uint8)
-    count = len(array) // sequence_length
-    return torch.from_numpy(array[: count * sequence_length].reshape(count, sequence_length).astype(numpy.int64))
+    return rows(array, 0, row_count(len(array), 0, sequence_length), sequence_length)

@@ -32,6 +32,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import harness_corpus  # noqa: E402
+import numpy  # noqa: E402
 import harness_report  # noqa: E402
 
 HARNESS_VERSION = "2"
@@ -160,11 +161,13 @@ class Scorer:
         self.twins = harness_causality.Twins(config["vocab_size"])
         # The step-0 loss: the model as build_model made it, on a first batch of the harness's shape.
         self.first_batch_loss: float | None = None
-        # The holdout's rows are evaluated beside the batches, as the pass goes (shadow), and
-        # the rest with the final model: never handed to the bundle's process.
-        self.holdout_rows = harness_stream.holdout_rows(holdout, config["sequence_length"])
+        # The holdout is read like the stream, beside it (shadow): as the pass moves through the
+        # stream, the same model at the same moment predicts rows of the holdout of the same
+        # length; what the pass did not reach is predicted by the final model. It never reaches
+        # the bundle's process.
+        self.holdout = numpy.frombuffer(holdout, dtype=numpy.uint8)
+        self.holdout_position = 0
         self.holdout_tally = harness_stream.Tally(config["vocab_size"])
-        self.shadowed = 0
         self.functions: dict[int, tuple[Any, int]] = {}
         # The largest message: the model's tensors and constants within the memory budget.
         self.payload_limit = max(256, config["memory_mb"] or 4096) * 1024 * 1024
@@ -252,22 +255,27 @@ class Scorer:
             raise StageError("graph", f"{what}: {describe(error)}") from None
 
     def shadow(self, function: Any, state: dict[str, Any], length: int) -> None:
-        """Evaluate the holdout rows due at this point of the pass with the model of this batch.
+        """Predict the holdout rows due at this point of the pass with the model of this batch.
 
-        The same model, at the same moment, on rows it has never seen, at the batch's row
-        length: an honest model predicts them as it predicts the batch; one that carries the
-        stream's bytes does not (score.ts, the memorisation gap).
+        The same model, at the same moment, on rows drawn like the stream's that it has never
+        seen, at the batch's row length: an honest model predicts them as it predicts the batch;
+        one that carries the stream's bytes does not (score.ts, the memorisation gap).
         """
         import harness_stream
         import torch
 
-        due = int(self.holdout_rows.shape[0] * self.cursor.progress())
+        target = int(self.cursor.progress() * (len(self.holdout) - 1))
+        count = max(0, (target - self.holdout_position) // (length - 1))
+        count = min(count, harness_stream.row_count(len(self.holdout), self.holdout_position, length))
+        if count == 0:
+            return
+        rows = harness_stream.rows(self.holdout, self.holdout_position, count, length).to(self.device)
+        self.holdout_position += count * (length - 1)
         with torch.no_grad():
-            while self.shadowed < due:
-                row = self.holdout_rows[self.shadowed : self.shadowed + 1, :length].to(self.device)
+            for index in range(count):
+                row = rows[index : index + 1]
                 nll = self.evaluated(lambda: harness_stream.target_nll(self.evaluate(function, state, row), row), "scoring the holdout")
                 self.holdout_tally.charge(nll, row.numel())
-                self.shadowed += 1
 
     def charge(self, message: Any) -> Any:
         """Charge the next batch under the sent model; the tokens, or None when the pass is over."""
@@ -321,13 +329,14 @@ class Scorer:
             raise StageError("graph", "the final model must be traced at the full row length")
         state = self.prepared_state(function, message.tensors)
         # The rows the pass did not reach (it ended early, or rounding): the final model's.
-        rows = self.holdout_rows[self.shadowed :].to(self.device)
+        count = harness_stream.row_count(len(self.holdout), self.holdout_position, seq_len)
+        rows = harness_stream.rows(self.holdout, self.holdout_position, count, seq_len).to(self.device)
+        self.holdout_position += count * (seq_len - 1)
         with torch.no_grad():
-            for index in range(rows.shape[0]):
+            for index in range(count):
                 row = rows[index : index + 1]
                 nll = self.evaluated(lambda: harness_stream.target_nll(self.evaluate(function, state, row), row), "scoring the holdout")
                 self.holdout_tally.charge(nll, row.numel())
-        self.shadowed = self.holdout_rows.shape[0]
 
     def record(self) -> None:
         t = self.tally

@@ -6,8 +6,8 @@
  * bundle prints is read: only the scorer's line with this run's nonce, and never from a run the
  * watchdog stopped.
  *
- * The stream is the submission's epoch's (the same bytes for every run of the epoch, drawn from the
- * challenge's secret) and the holdout is drawn for this run alone (scored-bytes.ts).
+ * The stream and the holdout are the submission's epoch's: the same bytes for every run of the
+ * epoch, drawn from the challenge's secret (scored-bytes.ts).
  *
  * With GPU_COUNT > 0 a run asks for one GPU. Under the docker executor (a host of the
  * challenge's own) it waits (FIFO) for a GPU lease here and holds it while it runs; no GPU free
@@ -19,7 +19,7 @@
 import type { Bundle } from "../bundle/index.js";
 import { acquireGpuLease, releaseGpuLease } from "../gpu-leases.js";
 import { newHarnessNonce, parseRunReport, type RunReport } from "../harness-report.js";
-import { DEFAULT_SEQUENCE_LENGTH, runTask } from "../harness-task.js";
+import { runTask } from "../harness-task.js";
 import { type ScoreOutcome, scoreRun } from "../score.js";
 import { epochSeed, scoredBytes } from "../scored-bytes.js";
 import type { ClaimedSubmission } from "./claim-submission.js";
@@ -80,7 +80,6 @@ async function run(
   const slices = scoredBytes(deps.corpus, epochSeed(deps.windowSecret, epochId), {
     tokenBudget: options.budgets.tokenBudget,
     holdoutBytes: options.holdoutBytes,
-    rowBytes: DEFAULT_SEQUENCE_LENGTH,
     windowBytes: options.scoredBytes.windowBytes,
   });
   const { task, settings } = runTask({
@@ -122,9 +121,12 @@ async function run(
       report: null,
     };
   }
-  const outcome = scoreRun(parsed.report, settings, {
-    memorisationToleranceBpb: options.scoredBytes.memorisationToleranceBpb,
-  });
+  const tolerance = options.scoredBytes.memorisationToleranceBpb;
+  const outcome = scoreRun(
+    parsed.report,
+    settings,
+    tolerance === null ? {} : { memorisationToleranceBpb: tolerance },
+  );
   if (outcome.status === "infrastructure") {
     throw new InfrastructureError("harness_error", outcome.error);
   }
