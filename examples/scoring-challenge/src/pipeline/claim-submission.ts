@@ -15,8 +15,8 @@ export interface ClaimedSubmission {
   hotkey: string;
   codeHash: string;
   zip: Buffer;
-  /** Runs the harness could not finish so far (see migrations/0002). */
-  harnessFailures: number;
+  /** Failures of the platform while it evaluated this bundle so far (see migrations/0004). */
+  platformFailures: number;
 }
 
 /** What claiming found. */
@@ -39,10 +39,10 @@ export async function claimSubmission(
         hotkey: string;
         code_hash: string;
         bundle: Buffer;
-        harness_failures: number;
+        platform_failures: number;
       }[]
     >`
-      select status, hotkey, code_hash, bundle, harness_failures
+      select status, hotkey, code_hash, bundle, platform_failures
       from submissions where id = ${id}::bigint for update`;
     if (!row) return { kind: "missing" } as const;
     if (row.status !== "pending" && row.status !== "running") {
@@ -56,7 +56,7 @@ export async function claimSubmission(
         hotkey: row.hotkey,
         codeHash: row.code_hash,
         zip: Buffer.from(row.bundle),
-        harnessFailures: row.harness_failures,
+        platformFailures: row.platform_failures,
       },
     } as const;
   });
