@@ -15,7 +15,7 @@ export interface ClaimedSubmission {
   hotkey: string;
   codeHash: string;
   zip: Buffer;
-  /** Failures of the platform while it evaluated this bundle so far (see migrations/0004). */
+  /** Failures of the platform while it evaluated this bundle so far (see migrations/0005). */
   platformFailures: number;
 }
 
