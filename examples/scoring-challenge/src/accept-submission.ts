@@ -3,7 +3,7 @@
  * structural answer at once with a 4xx and a stable code, so a miner learns about a bad upload
  * while it waits: the SDK checks the archive (BUNDLE_ARCHIVE: base64 400 `invalid_base64`, size
  * 413, the ZIP itself: no links, traversal, absolute names, special files; allowed extensions
- * only; at most 200 files and 2 MiB unpacked) before the handler; here, its files must be text
+ * only; at most 200 files and 256 KiB unpacked) before the handler; here, its files must be text
  * and hold `architecture.py` / `training.py` at its root. Everything that parses or
  * runs code (the contract's functions, the static gates, the LLM review, the scored run) is the
  * pipeline's, in a container, and ends as the submission's status instead.

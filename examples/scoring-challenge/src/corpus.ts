@@ -5,14 +5,33 @@
  * the harness with its own sha256, which the harness checks before reading a byte.
  */
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { type Static, Type } from "@platform/challenge-sdk";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 
-/** The corpus shipped with this package. */
+/** The corpus shipped with this package: 5 MB, small enough to carry; development only. */
 export const DEFAULT_CORPUS_DIR = new URL("../corpus/", import.meta.url);
+/** Where corpus/build-pool.sh writes the public pool built from Debian packages (not in git). */
+export const DEFAULT_POOL_DIR = new URL("../corpus/pool/", import.meta.url);
+
+/** Which pool a challenge instance draws its scored bytes from. */
+export interface PoolChoice {
+  dir: URL | string;
+  /** private: the operator's CORPUS_DIR; public: the built pool; pinned: the small shipped corpus. */
+  kind: "private" | "public" | "pinned";
+}
+
+/** CORPUS_DIR when set, else the built public pool when it is there, else the pinned corpus. */
+export function choosePool(configured: string | null): PoolChoice {
+  if (configured !== null) return { dir: configured, kind: "private" };
+  if (existsSync(new URL("corpus.json", DEFAULT_POOL_DIR))) {
+    return { dir: DEFAULT_POOL_DIR, kind: "public" };
+  }
+  return { dir: DEFAULT_CORPUS_DIR, kind: "pinned" };
+}
 
 /** corpus/corpus.json. */
 export const CorpusManifest = Type.Object({

@@ -58,13 +58,15 @@ export interface RunResources {
 }
 
 const BYTE_VOCABULARY = 256;
+/** Bytes per row the harness charges by default (a bundle may ask for shorter rows). */
+export const DEFAULT_SEQUENCE_LENGTH = 128;
 
 /** run.json for `slices` under `budgets` (the seed is forced to 1337 unless given). */
 export function runJson(slices: CorpusSlices, budgets: RunBudgets): RunJson {
   return {
     seed: budgets.seed ?? 1337,
     vocab_size: BYTE_VOCABULARY,
-    sequence_length: budgets.sequenceLength ?? 128,
+    sequence_length: budgets.sequenceLength ?? DEFAULT_SEQUENCE_LENGTH,
     batch_size: budgets.batchSize ?? 8,
     token_budget: budgets.tokenBudget,
     step_budget: budgets.stepBudget,

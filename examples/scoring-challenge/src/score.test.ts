@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { runReport } from "../test/run-report.js";
 import {
   bitsPerByte,
+  DEFAULT_MEMORISATION_TOLERANCE_BPB,
   finalScore,
   fullPassBytes,
   LOOKAHEAD_ERROR,
@@ -83,6 +84,64 @@ describe("anti-cheat", () => {
     );
     expect(outcome).toEqual({ status: "rejected", error: LOOKAHEAD_ERROR, bpb: null });
     expect(LOOKAHEAD_ERROR).toMatch(/^the model looks ahead/);
+  });
+});
+
+describe("the memorisation gap", () => {
+  // 10160 stream bytes, 1016 holdout bytes (runReport's); nats for a given bpb.
+  const nats = (bpb: number, bytes: number) => bpb * Math.LN2 * bytes;
+
+  it("scores the stream when the holdout is predicted alike (an honest model)", () => {
+    const outcome = scoreRun(
+      runReport({
+        nll_nats: nats(4, 10160),
+        holdout: { covered_bytes: 1016, nll_nats: nats(4.3, 1016) },
+      }),
+      run,
+    );
+    expect(outcome).toMatchObject({ status: "completed", note: null });
+    if (outcome.status !== "completed") throw new Error("not completed");
+    expect(outcome.bpb).toBeCloseTo(4, 12);
+  });
+
+  it("scores the holdout less the tolerance when the stream was predicted from memory", () => {
+    // The attack: the stream's bytes carried in the bundle (0.05 bits per byte), text it had
+    // not seen at 4.6. Without the check it would score 1/1.05 = 0.95.
+    const outcome = scoreRun(
+      runReport({
+        nll_nats: nats(0.05, 10160),
+        holdout: { covered_bytes: 1016, nll_nats: nats(4.6, 1016) },
+      }),
+      run,
+    );
+    if (outcome.status !== "completed") throw new Error("not completed");
+    expect(outcome.bpb).toBeCloseTo(4.6 - DEFAULT_MEMORISATION_TOLERANCE_BPB, 12);
+    expect(outcome.finalScore).toBeCloseTo(1 / (1 + 4.6 - DEFAULT_MEMORISATION_TOLERANCE_BPB), 12);
+    expect(outcome.note).toMatch(
+      /^memorisation gap: the stream cost 0\.050 bits per byte but text the model had not seen 4\.600/,
+    );
+  });
+
+  it("takes the tolerance from the options, and a step-0 anomaly still zeroes the score", () => {
+    const report = runReport({
+      nll_nats: nats(3, 10160),
+      first_batch_loss: 1,
+      holdout: { covered_bytes: 1016, nll_nats: nats(3.4, 1016) },
+    });
+    const strict = scoreRun(report, run, { memorisationToleranceBpb: 0.1 });
+    if (strict.status !== "completed") throw new Error("not completed");
+    expect(strict.bpb).toBeCloseTo(3.3, 12);
+    expect(strict.finalScore).toBe(0);
+    expect(strict.note).toMatch(/^memorisation gap: .*; step-0 anomaly/);
+  });
+
+  it("never scores a finished run without a holdout: the harness's fault, retried", () => {
+    for (const holdout of [
+      { covered_bytes: 0, nll_nats: 0 },
+      { covered_bytes: 1016, nll_nats: null },
+    ]) {
+      expect(scoreRun(runReport({ holdout }), run)).toMatchObject({ status: "infrastructure" });
+    }
   });
 });
 

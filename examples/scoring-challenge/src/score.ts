@@ -2,8 +2,18 @@
  * From what the harness measured to a status and a score. The harness never reports a score;
  * the service computes it here, from the harness's own measurements only:
  *
- *   bpb         = Σ nll_nats / (ln 2 · covered_bytes)      (prequential bits per byte)
+ *   stream_bpb  = Σ nll_nats / (ln 2 · covered_bytes)      (prequential bits per byte)
+ *   holdout_bpb = the same over the holdout rows the scorer evaluated beside each batch
+ *   bpb         = max(stream_bpb, holdout_bpb − tolerance)   (the memorisation gap)
  *   final_score = anti_cheat_multiplier / (1 + bpb)
+ *
+ * The memorisation gap: the stream is the same for every run of an epoch and the bundle sees it
+ * (after each charge); the holdout is drawn anew for every run and never leaves the scorer. An
+ * honest model predicts both alike (the holdout rows are evaluated with the same model, at the
+ * same moment, as the batch beside them); a bundle that carries the stream's bytes (leaked from
+ * an earlier run of the epoch) predicts the stream far better than the holdout. Past the
+ * tolerance the score counts the holdout, so carrying the stream earns no more than the model's
+ * honest prediction of text it has not seen.
  *
  * Anti-cheat: a first-batch loss below ½·ln(vocab) under forced random init means the model
  * knew the data before seeing it (smuggled weights): multiplier 0. A model whose earlier
@@ -33,7 +43,19 @@ export interface ScoreOptions {
    * part; 0.9 leaves room for a shorter seq_len, whose rows overlap more.
    */
   minCoverage?: number;
+  /**
+   * How far (bits per byte) the holdout may trail the stream before the score counts the
+   * holdout (default DEFAULT_MEMORISATION_TOLERANCE_BPB).
+   */
+  memorisationToleranceBpb?: number;
 }
+
+/**
+ * The default tolerance of the memorisation gap, in bits per byte: above the gap honest bundles
+ * show (the stream's windows are short passages the model adapts to as it reads them; the
+ * holdout rows are single rows), measured in docs/challenges/scoring.md.
+ */
+export const DEFAULT_MEMORISATION_TOLERANCE_BPB = 0.5;
 
 /** What a run comes to. */
 export type ScoreOutcome =
@@ -137,17 +159,20 @@ export function scoreRun(
   if (report.nll_nats === null || !Number.isFinite(report.nll_nats)) {
     return { status: "failed", error: "the run's total loss is not a finite number", bpb: null };
   }
-  const bpb = bitsPerByte(report.nll_nats, report.covered_bytes);
-  if (!Number.isFinite(bpb) || bpb <= 0) {
+  const streamBpb = bitsPerByte(report.nll_nats, report.covered_bytes);
+  if (!Number.isFinite(streamBpb) || streamBpb <= 0) {
     return {
       status: "failed",
-      error: `bits per byte came out as ${bpb}, which no honest run produces`,
+      error: `bits per byte came out as ${streamBpb}, which no honest run produces`,
       bpb: null,
     };
   }
+  const gap = memorisationGap(report, streamBpb, options);
+  if (gap.status === "infrastructure") return gap;
+  const { bpb } = gap;
 
   let multiplier = 1;
-  let note: string | null = null;
+  let note: string | null = gap.note;
   const threshold = stepZeroThreshold(run.vocab_size);
   const first = report.first_batch_loss;
   if (first === null || !Number.isFinite(first)) {
@@ -156,6 +181,7 @@ export function scoreRun(
   if (first < threshold) {
     multiplier = 0;
     note =
+      (note ? `${note}; ` : "") +
       `step-0 anomaly: the first batch cost ${first.toFixed(3)} nats per token under forced random ` +
       `initialisation, below ½·ln(${run.vocab_size}) = ${threshold.toFixed(3)}: ` +
       "the model knew the data before training (smuggled weights), anti-cheat multiplier 0";
@@ -166,6 +192,37 @@ export function scoreRun(
     antiCheatMultiplier: multiplier,
     finalScore: finalScore(bpb, multiplier),
     note,
+  };
+}
+
+/** The bpb the score counts: the stream's, or the holdout's less the tolerance when that is more. */
+function memorisationGap(
+  report: RunReport,
+  streamBpb: number,
+  options: ScoreOptions,
+):
+  | { status: "ok"; bpb: number; note: string | null }
+  | { status: "infrastructure"; error: string } {
+  const { covered_bytes: covered, nll_nats: nll } = report.holdout;
+  // The scorer evaluates holdout rows beside every batch and the rest at the end: a finished run
+  // without them is the harness's fault, and scoring it without the check would be a way round it.
+  if (covered === 0 || nll === null || !Number.isFinite(nll)) {
+    return {
+      status: "infrastructure",
+      error: "the harness reported no holdout for a finished run",
+    };
+  }
+  const holdoutBpb = bitsPerByte(nll, covered);
+  const tolerance = options.memorisationToleranceBpb ?? DEFAULT_MEMORISATION_TOLERANCE_BPB;
+  if (holdoutBpb - tolerance <= streamBpb) return { status: "ok", bpb: streamBpb, note: null };
+  const bpb = holdoutBpb - tolerance;
+  return {
+    status: "ok",
+    bpb,
+    note:
+      `memorisation gap: the stream cost ${streamBpb.toFixed(3)} bits per byte but text the model ` +
+      `had not seen ${holdoutBpb.toFixed(3)}, more than ${tolerance} apart: scored at ` +
+      `${bpb.toFixed(3)} (the holdout less the tolerance)`,
   };
 }
 

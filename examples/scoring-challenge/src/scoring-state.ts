@@ -19,7 +19,7 @@ import {
   type WorkerEvent,
 } from "@platform/challenge-sdk/jobs";
 import { dockerTaskRunner, type TaskRunner, taskRunnerFor } from "@platform/challenge-sdk/tasks";
-import { loadCorpus, sliceCorpus } from "./corpus.js";
+import { type Corpus, choosePool, loadCorpus, type PoolChoice } from "./corpus.js";
 import { createLlmGate, type LlmGate } from "./llm-gate/index.js";
 import {
   type PipelineDeps,
@@ -30,6 +30,7 @@ import {
 import { scoringHandler } from "./pipeline/process-submission.js";
 import { resolveSettings, type ScoringOptions, type Settings } from "./settings.js";
 import { expireHeld } from "./submission-store.js";
+import { windowSecret } from "./window-secret.js";
 
 /** `ctx.state` of every handler. */
 export interface ScoringState {
@@ -47,10 +48,10 @@ const HELD_EXPIRY_INTERVAL_MS = 5 * 60 * 1000;
 export async function createScoringState(ctx: SetupContext<Settings>): Promise<ScoringState> {
   const { sql, log, onClose } = ctx;
   const options = resolveSettings(ctx.config, ctx.settings);
-  const corpus = await loadCorpus();
-  const slices = sliceCorpus(corpus, options.budgets.tokenBudget, {
-    holdoutBytes: options.holdoutBytes,
-  });
+  const pool = choosePool(options.scoredBytes.corpusDir);
+  const corpus = await loadCorpus(pool.dir);
+  warnOfPool(log, pool, corpus);
+  const secret = await windowSecret(sql, options.scoredBytes.secret ?? undefined);
 
   const runner: TaskRunner =
     options.executor === "broker"
@@ -79,13 +80,23 @@ export async function createScoringState(ctx: SetupContext<Settings>): Promise<S
   }
 
   const queue = createJobQueue<ScoreJob, ScoreResult>(sql, SCORE_QUEUE);
-  const pipeline: PipelineDeps = { sql, runner, options, slices, llm, log };
+  const pipeline: PipelineDeps = {
+    sql,
+    runner,
+    options,
+    corpus,
+    windowSecret: secret,
+    llm,
+    log,
+  };
   log.info("scoring challenge ready", {
     executor: options.executor,
     image: options.image,
     llm_gate: options.llm.mode,
     reviewer: options.llm.mode === "required" ? (options.llm.provider?.model ?? null) : null,
     corpus_version: corpus.version,
+    pool: pool.kind,
+    pool_bytes: corpus.data.length,
     run_budget: `${options.budgets.tokenBudget} tokens, ${options.budgets.stepBudget} steps, ${options.budgets.memoryMb} MB`,
     gpus: options.gpu.count,
     worker: options.worker.enabled ? options.worker.concurrency : 0,
@@ -93,6 +104,29 @@ export async function createScoringState(ctx: SetupContext<Settings>): Promise<S
 
   if (options.worker.enabled) startWorker(ctx, pipeline, queue);
   return { options, queue, pipeline, corpusVersion: corpus.version };
+}
+
+// What a bundle can carry at most, as English text (bundle-archive.ts): below a hundredth of the
+// pool, memorising it gains less than the seed-to-seed noise of a score.
+const CARRIED_TEXT_BYTES = 1_200_000;
+
+function warnOfPool(log: Logger, pool: PoolChoice, corpus: Corpus): void {
+  if (pool.kind === "private") return;
+  const share = CARRIED_TEXT_BYTES / corpus.training.length;
+  const advice =
+    "production should mount a private corpus (CORPUS_DIR; docs/challenges/scoring.md)";
+  if (pool.kind === "pinned") {
+    log.warn(
+      `the scored bytes are drawn from the small pinned corpus (${corpus.data.length} bytes): a ` +
+        `bundle can carry up to ${Math.round(100 * Math.min(1, share))}% of it, so scores are ` +
+        `for development only; build the public pool (bash examples/scoring-challenge/corpus/build-pool.sh) or ${advice}`,
+    );
+  } else if (share > 0.02) {
+    log.warn(
+      `the public pool holds ${corpus.training.length} training bytes: a bundle can carry ` +
+        `${(100 * share).toFixed(1)}% of it; ${advice}`,
+    );
+  }
 }
 
 function startWorker(

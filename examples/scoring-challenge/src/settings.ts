@@ -19,6 +19,8 @@ import {
 } from "@platform/challenge-sdk";
 import { DEFAULT_EPOCH_SECONDS } from "./epochs.js";
 import { DEFAULT_EVAL_IMAGE } from "./harness-task.js";
+import { DEFAULT_MEMORISATION_TOLERANCE_BPB } from "./score.js";
+import { DEFAULT_WINDOW_BYTES } from "./scored-bytes.js";
 
 /** The corpus's training bytes minus a margin: the largest stream a run can be given. */
 const MAX_TOKEN_BUDGET = 4 * 1024 * 1024;
@@ -59,6 +61,22 @@ export const Settings = Type.Object({
   STEP_BUDGET: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 4096 }),
   MEMORY_MB: Type.Integer({ minimum: 256, maximum: 3072, default: 2048 }),
   HOLDOUT_BYTES: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 65_536 }),
+  // The pool the scored bytes are drawn from: a directory holding corpus.json and its text
+  // (corpus/POOL.md). Production mounts a PRIVATE one here; unset: the public pool built by
+  // corpus/build-pool.sh when it is there, else the small pinned corpus (development only).
+  CORPUS_DIR: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  // Bytes of each window of an epoch's stream (scored-bytes.ts).
+  WINDOW_BYTES: Type.Integer({ minimum: 128, maximum: 65_536, default: DEFAULT_WINDOW_BYTES }),
+  // The secret the windows are drawn from; unset: made once and stored in the database.
+  SCORING_WINDOW_SECRET: Type.Optional(
+    Type.String({ pattern: "^([0-9a-f]{2}){32,64}$", description: "64-128 lowercase hex digits" }),
+  ),
+  // How far the holdout may trail the stream (bits per byte) before the score counts the holdout.
+  MEMORISATION_TOLERANCE_BPB: Type.Number({
+    minimum: 0,
+    maximum: 8,
+    default: DEFAULT_MEMORISATION_TOLERANCE_BPB,
+  }),
   RUN_TIMEOUT_SECONDS: Type.Integer({ minimum: 10, maximum: 86_400, default: 1800 }),
   GPU_COUNT: Type.Integer({
     minimum: 0,
@@ -90,6 +108,13 @@ export interface ScoringOptions {
   epochSeconds: number;
   budgets: { tokenBudget: number; stepBudget: number; memoryMb: number };
   holdoutBytes: number;
+  /** Where the scored bytes come from, and how (scored-bytes.ts). */
+  scoredBytes: {
+    corpusDir: string | null;
+    windowBytes: number;
+    secret: string | null;
+    memorisationToleranceBpb: number;
+  };
   runTimeoutSeconds: number;
   gpu: { count: number; tier: string; waitSeconds: number };
   worker: { enabled: boolean; concurrency: number };
@@ -140,6 +165,12 @@ export function resolveSettings(
       memoryMb: config.MEMORY_MB,
     },
     holdoutBytes: config.HOLDOUT_BYTES,
+    scoredBytes: {
+      corpusDir: config.CORPUS_DIR ?? null,
+      windowBytes: config.WINDOW_BYTES,
+      secret: config.SCORING_WINDOW_SECRET ?? null,
+      memorisationToleranceBpb: config.MEMORISATION_TOLERANCE_BPB,
+    },
     runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS,
     gpu: { count: config.GPU_COUNT, tier: config.GPU_TIER, waitSeconds: config.GPU_WAIT_SECONDS },
     worker: { enabled: config.WORKER_ENABLED, concurrency: config.WORKER_CONCURRENCY },

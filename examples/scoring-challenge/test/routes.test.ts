@@ -697,13 +697,13 @@ describe.each(await testBackends())("GPU leases by executor on %s", (backend) =>
     });
     expect(accepted.status).toBe(201);
     const { id } = (await accepted.json()) as { id: string };
-    const [row] = await t.sql<{ bundle: Buffer }[]>`
-      select bundle from submissions where id = ${id}::bigint`;
+    const [row] = await t.sql<{ bundle: Buffer; epoch_id: string }[]>`
+      select bundle, epoch_id from submissions where id = ${id}::bigint`;
     const bundle = await openBundle(row!.bundle);
     if (!bundle.ok) throw new Error(bundle.error.message);
     const failure = await scoredRunStage(
       t.state.pipeline,
-      id,
+      { id, epochId: Number(row!.epoch_id) },
       bundle.value,
       new AbortController().signal,
     ).catch((error: unknown) => error);

@@ -1,7 +1,13 @@
 import type { RunReport } from "../src/harness-report.js";
 
-/** A complete, successful run report (what run.py prints), with `patch` applied. */
+/**
+ * A complete, successful run report (what run.py prints), with `patch` applied. Unless the patch
+ * says otherwise, the holdout costs what the stream costs per byte (an honest model's report).
+ */
 export function runReport(patch: Partial<RunReport> = {}): RunReport {
+  const covered = patch.covered_bytes ?? 10160;
+  const nll = patch.nll_nats === undefined ? covered * Math.log(256) : patch.nll_nats;
+  const perByte = nll !== null && covered > 0 ? nll / covered : Math.log(256);
   return {
     ok: true,
     error: null,
@@ -19,7 +25,7 @@ export function runReport(patch: Partial<RunReport> = {}): RunReport {
     param_count: 1000,
     steps: 10,
     causality: { ok: true, max_delta: 0, checked_positions: 12, checked_rows: 80 },
-    holdout: { covered_bytes: 1016, nll_nats: 1016 * Math.log(256) },
+    holdout: { covered_bytes: 1016, nll_nats: 1016 * perByte },
     device: "cpu",
     seconds: 1.5,
     peak_memory_mb: 250,

@@ -126,8 +126,25 @@ class StreamCursor:
         self.tokens += tokens.numel()
         return tokens
 
+    def first_rows(self, batch_size: int, seq_len: int) -> torch.Tensor:
+        """The rows a first batch of this shape would hold, without moving the cursor."""
+        count = min(batch_size, row_count(len(self.data), 0, seq_len), max(1, self.token_budget // seq_len))
+        return rows(self.data, 0, count, seq_len)
+
+    def progress(self) -> float:
+        """How much of the pass is behind: the largest share of the stream or a budget used, 0..1."""
+        shares = [self.position / max(1, len(self.data) - 1)]
+        shares.append(self.tokens / self.token_budget if self.token_budget else 1.0)
+        shares.append(self.steps / self.step_budget if self.step_budget else 1.0)
+        return min(1.0, max(shares))
+
 
 def holdout_rows(data: bytes, sequence_length: int) -> torch.Tensor:
-    """Every full row of the held-out bytes, [N, T]."""
+    """The held-out bytes as the service lays them out: independent rows of T bytes, [N, T].
+
+    Each row comes from its own place in the pool (drawn for this run), so rows do not overlap
+    and a trailing part shorter than a row is not a row.
+    """
     array = numpy.frombuffer(data, dtype=numpy.uint8)
-    return rows(array, 0, row_count(len(array), 0, sequence_length), sequence_length)
+    count = len(array) // sequence_length
+    return torch.from_numpy(array[: count * sequence_length].reshape(count, sequence_length).astype(numpy.int64))

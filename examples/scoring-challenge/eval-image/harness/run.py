@@ -150,7 +150,6 @@ class Scorer:
         self.device = device
         self.threads = threads
         self.report = report
-        self.holdout = holdout
         self.cursor = harness_stream.StreamCursor(
             stream,
             sequence_length=config["sequence_length"],
@@ -159,6 +158,13 @@ class Scorer:
         )
         self.tally = harness_stream.Tally(config["vocab_size"])
         self.twins = harness_causality.Twins(config["vocab_size"])
+        # The step-0 loss: the model as build_model made it, on a first batch of the harness's shape.
+        self.first_batch_loss: float | None = None
+        # The holdout's rows are evaluated beside the batches, as the pass goes (shadow), and
+        # the rest with the final model: never handed to the bundle's process.
+        self.holdout_rows = harness_stream.holdout_rows(holdout, config["sequence_length"])
+        self.holdout_tally = harness_stream.Tally(config["vocab_size"])
+        self.shadowed = 0
         self.functions: dict[int, tuple[Any, int]] = {}
         # The largest message: the model's tensors and constants within the memory budget.
         self.payload_limit = max(256, config["memory_mb"] or 4096) * 1024 * 1024
@@ -206,6 +212,63 @@ class Scorer:
             raise StageError("graph", "the bundle's process asked for a batch for a model it never sent")
         return known
 
+    def probe(self, message: Any) -> None:
+        """The step-0 check, in the harness's shape, before train(ctx) runs.
+
+        The model as build_model(ctx) made it, traced at the full row length, on the rows of a
+        first batch of the run's batch_size: the shape is the harness's, never the bundle's (a
+        first batch of one short row would weigh a single prediction). Nothing is charged.
+        """
+        import harness_stream
+        import torch
+
+        if self.first_batch_loss is not None or self.tally.batches:
+            raise StageError("train", "the bundle's process sent the step-0 probe twice, or after a batch")
+        function, seq_len = self.function_for(message.fields)
+        if seq_len != self.config["sequence_length"]:
+            raise StageError("graph", "the step-0 probe must be traced at the full row length")
+        state = self.prepared_state(function, message.tensors)
+        tokens = self.cursor.first_rows(self.config["batch_size"], seq_len).to(self.device)
+        with torch.no_grad():
+            losses = self.evaluated(
+                lambda: [harness_stream.target_nll(self.evaluate(function, state, tokens[i : i + 1]), tokens[i : i + 1]) for i in range(tokens.shape[0])],
+                "the step-0 probe",
+            )
+        tally = harness_stream.Tally(self.config["vocab_size"])
+        tally.charge(torch.cat(losses, dim=0), tokens.numel())
+        self.first_batch_loss = tally.first_batch_loss
+
+    def evaluated(self, compute: Any, what: str = "evaluating the model") -> Any:
+        """compute(), its failures the bundle's (stage graph), named by `what`."""
+        import harness_graph
+
+        try:
+            return compute()
+        except harness_graph.GraphError as error:
+            raise StageError("graph", f"{what}: {error}") from None
+        except StageError:
+            raise
+        except Exception as error:  # an operator refused the model's inputs: the bundle's error
+            raise StageError("graph", f"{what}: {describe(error)}") from None
+
+    def shadow(self, function: Any, state: dict[str, Any], length: int) -> None:
+        """Evaluate the holdout rows due at this point of the pass with the model of this batch.
+
+        The same model, at the same moment, on rows it has never seen, at the batch's row
+        length: an honest model predicts them as it predicts the batch; one that carries the
+        stream's bytes does not (score.ts, the memorisation gap).
+        """
+        import harness_stream
+        import torch
+
+        due = int(self.holdout_rows.shape[0] * self.cursor.progress())
+        with torch.no_grad():
+            while self.shadowed < due:
+                row = self.holdout_rows[self.shadowed : self.shadowed + 1, :length].to(self.device)
+                nll = self.evaluated(lambda: harness_stream.target_nll(self.evaluate(function, state, row), row), "scoring the holdout")
+                self.holdout_tally.charge(nll, row.numel())
+                self.shadowed += 1
+
     def charge(self, message: Any) -> Any:
         """Charge the next batch under the sent model; the tokens, or None when the pass is over."""
         import harness_graph
@@ -220,6 +283,8 @@ class Scorer:
             raise StageError("train", f"iter_train_batches: seq_len must be an integer in 2..{self.config['sequence_length']}, got {length!r}")
         if length != seq_len:
             raise StageError("graph", f"a batch of rows of {length} asked with a model traced for {seq_len}")
+        if self.first_batch_loss is None:
+            raise StageError("train", "the bundle's process asked for a batch before the step-0 probe")
         state = self.prepared_state(function, message.tensors)
         tokens = self.cursor.next_rows(size, length)
         if tokens is None:
@@ -244,10 +309,10 @@ class Scorer:
         if not self.twins.ok:
             return None
         self.tally.charge(torch.cat(losses, dim=0), tokens.numel())
+        self.shadow(function, state, length)
         return tokens
 
     def score_holdout(self, message: Any) -> None:
-        import harness_graph
         import harness_stream
         import torch
 
@@ -255,19 +320,14 @@ class Scorer:
         if seq_len != self.config["sequence_length"]:
             raise StageError("graph", "the final model must be traced at the full row length")
         state = self.prepared_state(function, message.tensors)
-        tally = harness_stream.Tally(self.config["vocab_size"])
-        rows = harness_stream.holdout_rows(self.holdout, seq_len).to(self.device)
-        try:
-            with torch.no_grad():
-                for start in range(0, rows.shape[0], self.config["batch_size"]):
-                    chunk = rows[start : start + self.config["batch_size"]]
-                    losses = [harness_stream.target_nll(self.evaluate(function, state, chunk[i : i + 1]), chunk[i : i + 1]) for i in range(chunk.shape[0])]
-                    tally.charge(torch.cat(losses, dim=0), chunk.numel())
-        except harness_graph.GraphError as error:
-            raise StageError("graph", f"scoring the holdout: {error}") from None
-        except Exception as error:
-            raise StageError("graph", f"scoring the holdout: {describe(error)}") from None
-        self.report["holdout"] = {"covered_bytes": tally.covered_bytes, "nll_nats": tally.nll.value}
+        # The rows the pass did not reach (it ended early, or rounding): the final model's.
+        rows = self.holdout_rows[self.shadowed :].to(self.device)
+        with torch.no_grad():
+            for index in range(rows.shape[0]):
+                row = rows[index : index + 1]
+                nll = self.evaluated(lambda: harness_stream.target_nll(self.evaluate(function, state, row), row), "scoring the holdout")
+                self.holdout_tally.charge(nll, row.numel())
+        self.shadowed = self.holdout_rows.shape[0]
 
     def record(self) -> None:
         t = self.tally
@@ -276,10 +336,11 @@ class Scorer:
             tokens=t.tokens,
             covered_bytes=t.covered_bytes,
             nll_nats=t.nll.value,
-            first_batch_loss=t.first_batch_loss,
+            first_batch_loss=self.first_batch_loss,
             nonfinite_batches=t.nonfinite_batches,
             steps=t.batches,
             causality=self.twins.to_json(),
+            holdout={"covered_bytes": self.holdout_tally.covered_bytes, "nll_nats": self.holdout_tally.nll.value},
         )
 
     def converse(self, inbound: Any, outbound: Any) -> None:
@@ -308,6 +369,9 @@ class Scorer:
                 raise StageError("train", f"the bundle's process broke the protocol: {error}") from None
             if message.kind == "model":
                 self.register(message)
+                harness_wire.send(outbound, "ok")
+            elif message.kind == "probe":
+                self.probe(message)
                 harness_wire.send(outbound, "ok")
             elif message.kind == "batch":
                 tokens = self.charge(message)

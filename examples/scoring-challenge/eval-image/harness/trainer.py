@@ -9,6 +9,8 @@ has charged the model's predictions for it. The protocol, from this side:
   <- hello {ctx}                       the run's settings
   -> model {graph_id, seq_len} + graph a model's forward, traced (harness_graph.py); once per
                                        model object and row length, again if its tensors change
+  -> probe {graph_id} + tensors        the model as build_model made it, at the full row length:
+                                       the step-0 check, before train(ctx); no batch before it
   -> batch {graph_id, batch_size, seq_len} + the model's tensors
   <- batch + tokens | end | error {message}
   -> done {graph_id} + tensors         train() returned: the holdout is scored with these
@@ -216,6 +218,17 @@ def run(session: Session, bundle_root: str, artifacts_dir: str) -> None:
     except BaseException as error:
         return failed("build_model", HarnessError(f"moving the model to {device}: {describe(error)}"))
     built.append(model)
+
+    # The step-0 check, in the harness's shape: the model as build_model made it, traced at the
+    # full row length, before train(ctx) can change a tensor (the scorer refuses a batch before it).
+    try:
+        graph_id, tensors = session.graph_for(model, config["sequence_length"], device)
+    except BaseException as error:
+        return failed("graph", error)
+    session.send("probe", {"graph_id": graph_id}, tensors)
+    reply = session.receive()
+    if reply.kind != "ok":
+        return failed("graph", HarnessError(str(reply.fields.get("message", "the scorer refused the probe"))))
 
     harness_runtime.force_seeds(seed)
     try:

@@ -15,13 +15,21 @@ export const MAX_BASE64_CHARS = 7.5 * 1024 * 1024;
 /** Largest bundle ZIP, in bytes: what MAX_BASE64_CHARS of base64 decodes to (about 5.6 MiB). */
 export const MAX_ZIP_BYTES = (MAX_BASE64_CHARS / 4) * 3;
 
+/**
+ * Most bytes a bundle may hold unpacked: 256 KiB, ten times a nanoGPT-sized model and its
+ * training loop. The cap bounds what a bundle can carry into a run (docs/challenges/scoring.md,
+ * "What a miner can know in advance"): at most ~230 KB of information in UTF-8 text, about
+ * 1.2 MB of English at the best compression known, against a pool of 100 MB and more.
+ */
+export const MAX_UNPACKED_BYTES = 256 * 1024;
+
 /** A bundle: `code` of the JSON body (base64), or the bridge's raw application/zip. */
 export const BUNDLE_ARCHIVE: SubmissionArchive = Object.freeze({
   field: "code",
   maxBytes: MAX_ZIP_BYTES,
   noun: "bundle",
   filename: new RegExp(BUNDLE_FILENAME),
-  limits: ZIP_LIMITS,
+  limits: { ...ZIP_LIMITS, maxUnpackedBytes: MAX_UNPACKED_BYTES },
   // Plain ASCII names with an allowed extension (bundle-path.ts), each rule its own code.
   checkPath: (path: string, isFile: boolean) => {
     const problem = bundlePathProblem(path, isFile);

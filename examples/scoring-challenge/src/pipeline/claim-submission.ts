@@ -15,6 +15,8 @@ export interface ClaimedSubmission {
   hotkey: string;
   codeHash: string;
   zip: Buffer;
+  /** The epoch it was accepted in: its stream is that epoch's (scored-bytes.ts). */
+  epochId: number;
   /** Failures of the platform while it evaluated this bundle so far (see migrations/0005). */
   platformFailures: number;
 }
@@ -39,10 +41,11 @@ export async function claimSubmission(
         hotkey: string;
         code_hash: string;
         bundle: Buffer;
+        epoch_id: string | number;
         platform_failures: number;
       }[]
     >`
-      select status, hotkey, code_hash, bundle, platform_failures
+      select status, hotkey, code_hash, bundle, epoch_id, platform_failures
       from submissions where id = ${id}::bigint for update`;
     if (!row) return { kind: "missing" } as const;
     if (row.status !== "pending" && row.status !== "running") {
@@ -56,6 +59,7 @@ export async function claimSubmission(
         hotkey: row.hotkey,
         codeHash: row.code_hash,
         zip: Buffer.from(row.bundle),
+        epochId: Number(row.epoch_id),
         platformFailures: row.platform_failures,
       },
     } as const;

@@ -5,7 +5,7 @@
 import type { Logger, Sql } from "@platform/challenge-sdk";
 import type { TaskRunner } from "@platform/challenge-sdk/tasks";
 import type { SubmissionState } from "../api-schemas.js";
-import type { CorpusSlices } from "../corpus.js";
+import type { Corpus } from "../corpus.js";
 import type { LlmGate } from "../llm-gate/index.js";
 import type { ScoringOptions } from "../settings.js";
 
@@ -14,8 +14,10 @@ export interface PipelineDeps {
   sql: Sql;
   runner: TaskRunner;
   options: ScoringOptions;
-  /** The stream and holdout every run scores (one slice of the pinned corpus). */
-  slices: CorpusSlices;
+  /** The pool every run's scored bytes are drawn from (scored-bytes.ts). */
+  corpus: Corpus;
+  /** What each epoch's windows are drawn from (window-secret.ts); never logged or served. */
+  windowSecret: Buffer;
   /** The reviewer; null when LLM_GATE=off, or required with no reviewer configured. */
   llm: LlmGate | null;
   log: Logger;

@@ -132,7 +132,7 @@ export async function processSubmission(
     await leave("llm");
 
     await enter("run");
-    const run = await scoredRunStage(deps, id, bundle, context.signal);
+    const run = await scoredRunStage(deps, submission, bundle, context.signal);
     if (run.status === "completed") {
       return finish("run", {
         status: "completed",

@@ -6,6 +6,9 @@
  * bundle prints is read: only the scorer's line with this run's nonce, and never from a run the
  * watchdog stopped.
  *
+ * The stream is the submission's epoch's (the same bytes for every run of the epoch, drawn from the
+ * challenge's secret) and the holdout is drawn for this run alone (scored-bytes.ts).
+ *
  * With GPU_COUNT > 0 a run asks for one GPU. Under the docker executor (a host of the
  * challenge's own) it waits (FIFO) for a GPU lease here and holds it while it runs; no GPU free
  * within GPU_WAIT_SECONDS sends the submission back to the queue. Under the broker the master
@@ -16,8 +19,10 @@
 import type { Bundle } from "../bundle/index.js";
 import { acquireGpuLease, releaseGpuLease } from "../gpu-leases.js";
 import { newHarnessNonce, parseRunReport, type RunReport } from "../harness-report.js";
-import { runTask } from "../harness-task.js";
+import { DEFAULT_SEQUENCE_LENGTH, runTask } from "../harness-task.js";
 import { type ScoreOutcome, scoreRun } from "../score.js";
+import { epochSeed, scoredBytes } from "../scored-bytes.js";
+import type { ClaimedSubmission } from "./claim-submission.js";
 import { InfrastructureError, infrastructureFromTask } from "./infrastructure-error.js";
 import type { PipelineDeps } from "./pipeline-context.js";
 
@@ -31,12 +36,13 @@ const LEASE_MARGIN_SECONDS = 300;
 
 /** Run `bundle` for its score. Throws InfrastructureError for anything that is not its doing. */
 export async function scoredRunStage(
-  deps: Pick<PipelineDeps, "sql" | "runner" | "options" | "slices">,
-  id: string,
+  deps: Pick<PipelineDeps, "sql" | "runner" | "options" | "corpus" | "windowSecret">,
+  submission: Pick<ClaimedSubmission, "id" | "epochId">,
   bundle: Bundle,
   signal: AbortSignal,
 ): Promise<RunStageOutcome> {
   const { options } = deps;
+  const { id } = submission;
   const gpus = options.gpu.count > 0 ? 1 : 0;
   const leased = gpus > 0 && options.executor === "docker";
   if (leased) {
@@ -56,26 +62,32 @@ export async function scoredRunStage(
     }
   }
   try {
-    return await run(deps, id, bundle, signal, gpus);
+    return await run(deps, submission, bundle, signal, gpus);
   } finally {
     if (leased) await releaseGpuLease(deps.sql, id);
   }
 }
 
 async function run(
-  deps: Pick<PipelineDeps, "runner" | "options" | "slices">,
-  id: string,
+  deps: Pick<PipelineDeps, "runner" | "options" | "corpus" | "windowSecret">,
+  { id, epochId }: Pick<ClaimedSubmission, "id" | "epochId">,
   bundle: Bundle,
   signal: AbortSignal,
   gpus: number,
 ): Promise<RunStageOutcome> {
   const { options } = deps;
   const nonce = newHarnessNonce();
+  const slices = scoredBytes(deps.corpus, epochSeed(deps.windowSecret, epochId), {
+    tokenBudget: options.budgets.tokenBudget,
+    holdoutBytes: options.holdoutBytes,
+    rowBytes: DEFAULT_SEQUENCE_LENGTH,
+    windowBytes: options.scoredBytes.windowBytes,
+  });
   const { task, settings } = runTask({
     jobId: `scoring-${id}-run`,
     image: options.image,
     bundle,
-    slices: deps.slices,
+    slices,
     budgets: { ...options.budgets, device: gpus > 0 ? "cuda" : "cpu" },
     nonce,
     resources: { timeoutSeconds: options.runTimeoutSeconds, ...(gpus > 0 ? { gpus } : {}) },
@@ -110,7 +122,9 @@ async function run(
       report: null,
     };
   }
-  const outcome = scoreRun(parsed.report, settings);
+  const outcome = scoreRun(parsed.report, settings, {
+    memorisationToleranceBpb: options.scoredBytes.memorisationToleranceBpb,
+  });
   if (outcome.status === "infrastructure") {
     throw new InfrastructureError("harness_error", outcome.error);
   }

@@ -79,12 +79,18 @@ class Peer:
                 pass
         self.thread.join(timeout=60)
 
-    def register(self, model: torch.nn.Module, graph_id: int = 0, seq_len: int = 32) -> dict[str, torch.Tensor]:
+    def register(self, model: torch.nn.Module, graph_id: int = 0, seq_len: int = 32, probe: bool = True) -> dict[str, torch.Tensor]:
+        """Send a model; the first one at the full row length also makes the step-0 probe, as trainer.py does."""
         graph, constants = export_function(model, seq_len, "cpu")
         self.send("model", {"graph_id": graph_id, "seq_len": seq_len, "graph": graph}, constants)
         reply = self.receive()
         assert reply.kind == "ok", reply.fields
-        return {name: t.detach() for name, t in list(model.named_parameters()) + list(model.named_buffers())}
+        state = {name: t.detach() for name, t in list(model.named_parameters()) + list(model.named_buffers())}
+        if probe and seq_len == CONFIG["sequence_length"] and self.scorer.first_batch_loss is None:
+            self.send("probe", {"graph_id": graph_id}, state)
+            reply = self.receive()
+            assert reply.kind == "ok", reply.fields
+        return state
 
 
 class Protocol(unittest.TestCase):
@@ -116,6 +122,39 @@ class Protocol(unittest.TestCase):
         holdout = peer.report["holdout"]
         self.assertEqual(holdout["nll_nats"], holdout["covered_bytes"] * support.LN256)
         self.assertEqual(holdout["covered_bytes"], harness_stream.holdout_rows(support.TEXT * 2, 32).shape[0] * 31)
+
+    def test_the_step_0_probe_is_in_the_harness_shape_whatever_the_bundle_asks(self) -> None:
+        # A first batch of one 2-byte row would weigh a single prediction: the probe is the run's
+        # batch_size rows at the full row length, on the model as sent before any batch.
+        peer = Peer(self)
+        model = support.Causal()
+        state = peer.register(model)
+        expected = peer.scorer.first_batch_loss
+        assert expected is not None
+        rows = harness_stream.rows(peer.scorer.cursor.data, 0, 4, 32)
+        with torch.no_grad():
+            losses = torch.cat([harness_stream.target_nll(model(rows[i : i + 1]), rows[i : i + 1]) for i in range(4)])
+        self.assertAlmostEqual(expected, float(losses.mean()), places=9)
+        graph, constants = export_function(model, 2, "cpu")
+        peer.send("model", {"graph_id": 1, "seq_len": 2, "graph": graph}, constants)
+        self.assertEqual(peer.receive().kind, "ok")
+        peer.send("batch", {"graph_id": 1, "batch_size": 1, "seq_len": 2}, state)
+        self.assertEqual(peer.receive().kind, "batch")
+        self.assertEqual(peer.scorer.first_batch_loss, expected)
+        self.assertIsInstance(peer.finish(), EOFError)
+
+    def test_holdout_rows_are_evaluated_beside_the_batches(self) -> None:
+        peer = Peer(self, step_budget=4)
+        state = peer.register(support.Uniform())
+        rows = peer.scorer.holdout_rows.shape[0]
+        seen = []
+        for _ in range(4):
+            peer.send("batch", {"graph_id": 0, "batch_size": 4, "seq_len": 32}, state)
+            self.assertEqual(peer.receive().kind, "batch")
+            seen.append(peer.scorer.shadowed)
+        # A quarter of the holdout after each of the four steps of the step budget.
+        self.assertEqual(seen, [rows // 4, rows // 2, (3 * rows) // 4, rows])
+        self.assertIsInstance(peer.finish(), EOFError)
 
     def refusal(self, steps: Any, stage: str, pattern: str, **config: Any) -> None:
         peer = Peer(self, **config)
@@ -171,6 +210,24 @@ class Protocol(unittest.TestCase):
         def bad_graph(peer: Peer) -> None:
             peer.send("model", {"graph_id": 0, "seq_len": 32, "graph": {"version": 1, "nodes": "x"}}, {})
 
+        def batch_before_probe(peer: Peer) -> None:
+            state = peer.register(support.Uniform(), probe=False)
+            peer.send("batch", {"graph_id": 0, "batch_size": 1, "seq_len": 32}, state)
+
+        def probe_twice(peer: Peer) -> None:
+            state = peer.register(support.Uniform())
+            peer.send("probe", {"graph_id": 0}, state)
+
+        def probe_after_a_batch(peer: Peer) -> None:
+            peer.scorer.first_batch_loss = None  # as if the scorer had lost it: a batch was charged
+            peer.scorer.tally.batches = 1
+            state = peer.register(support.Uniform(), probe=False)
+            peer.send("probe", {"graph_id": 0}, state)
+
+        def short_probe(peer: Peer) -> None:
+            state = peer.register(support.Uniform(), seq_len=2)
+            peer.send("probe", {"graph_id": 0}, state)
+
         def unknown_kind(peer: Peer) -> None:
             peer.send("score", {"bpb": 0.0})
 
@@ -188,6 +245,10 @@ class Protocol(unittest.TestCase):
             (same_id_twice, "graph", "twice"),
             (bad_graph, "graph", "list of at most"),
             (unknown_kind, "train", "unknown message"),
+            (batch_before_probe, "train", "before the step-0 probe"),
+            (probe_twice, "train", "probe twice"),
+            (probe_after_a_batch, "train", "after a batch"),
+            (short_probe, "graph", "full row length"),
             # The bundle's process cannot blame the platform: an unknown stage is its own train.
             (claimed_stage, "train", "not mine"),
         ]

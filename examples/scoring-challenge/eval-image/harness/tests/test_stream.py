@@ -99,10 +99,12 @@ class Coverage(unittest.TestCase):
         assert after is not None
         self.assertEqual(int(after[0, 0]), int(first[-1, -1]))
 
-    def test_holdout_rows_cover_the_holdout(self) -> None:
-        rows = harness_stream.holdout_rows(support.TEXT * 3, 32)
-        self.assertEqual(rows.shape[1], 32)
-        self.assertEqual(rows.shape[0] * 31, ((len(support.TEXT) * 3 - 1) // 31) * 31)
+    def test_holdout_rows_are_the_independent_rows_the_service_laid_end_to_end(self) -> None:
+        data = support.TEXT * 3
+        rows = harness_stream.holdout_rows(data, 32)
+        self.assertEqual(tuple(rows.shape), (len(data) // 32, 32))
+        self.assertEqual(bytes(rows[1].tolist()), data[32:64])  # no overlap between rows
+        self.assertEqual(bytes(rows[-1].tolist()), data[(len(data) // 32 - 1) * 32 : (len(data) // 32) * 32])
 
 
 class NonFinite(unittest.TestCase):
