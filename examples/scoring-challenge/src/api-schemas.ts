@@ -145,6 +145,10 @@ export const EvalJobs = Type.Array(
       Type.Literal("failed"),
     ]),
     attempts: Type.Integer({ minimum: 0 }),
+    /** Attempts of this level that failed on the platform's side (retried, never the bundle's). */
+    failures: Type.Integer({ minimum: 0 }),
+    /** The last such failure: `code: sentence`, at most 2,000 characters; null when none. */
+    last_error: Type.Union([Type.String(), Type.Null()]),
     created_at: Timestamp,
     updated_at: Timestamp,
   }),

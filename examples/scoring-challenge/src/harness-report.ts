@@ -9,6 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { type Static, type TSchema, Type } from "@platform/challenge-sdk";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { Value } from "@sinclair/typebox/value";
 
 /** The first word of a report line. */
 export const REPORT_PREFIX = "HARNESS-REPORT";
@@ -151,7 +152,9 @@ export function parseHarnessReport<S extends TSchema = typeof HarnessReport>(
       .map((e) => `${e.path || "/"}: ${e.message}`);
     return malformed(problems.join("; "));
   }
-  return { ok: true, report: value as Static<S> };
+  // Only the schema's fields are kept: whatever else the line carries (a field a later harness
+  // adds, or one nested too deep to serialise again) is never stored or read.
+  return { ok: true, report: Value.Clean(schema, value) as Static<S> };
 }
 
 /** The gate command's report in `stdout`. */

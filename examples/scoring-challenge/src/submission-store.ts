@@ -3,7 +3,7 @@
  * row, its status record (the spec's field names), and the lazy expiry of held bundles. Times
  * and epochs come from the database's clock, so replicas and workers agree on them.
  */
-import type { Sql, TransactionSql } from "@platform/challenge-sdk";
+import { pgSafeJson, pgSafeText, type Sql, type TransactionSql } from "@platform/challenge-sdk";
 import type { SubmissionState, SubmissionStatus } from "./api-schemas.js";
 
 /** A held bundle older than this is rejected: the LLM review never decided, so it never runs. */
@@ -57,7 +57,9 @@ function toStatus(row: StatusRow): SubmissionStatus {
 
 /**
  * Store a submission, pending, in the epoch the database's clock is in now. Call it inside the
- * transaction that enqueues its job, so neither exists without the other.
+ * transaction that enqueues its job, so neither exists without the other. The miner's text
+ * (metadata, file name) is cleaned of what PostgreSQL refuses (NUL, lone surrogates): a JSON
+ * body may carry `\u0000`, which would otherwise fail the insert with a 500.
  */
 export async function insertSubmission(
   sql: Sql | TransactionSql,
@@ -67,8 +69,8 @@ export async function insertSubmission(
     insert into submissions (hotkey, epoch_id, via, request_hash, filename, code_hash, bundle,
                              metadata, llm_gate, architecture_hash, training_hash)
     values (${row.hotkey}, floor(extract(epoch from now()) / ${row.epochSeconds})::bigint,
-            ${row.via}, ${row.requestHash}, ${row.filename}, ${row.codeHash}, ${row.zip},
-            ${sql.json(row.metadata as never)}, ${row.llmGate}, ${row.architectureHash},
+            ${row.via}, ${row.requestHash}, ${pgSafeText(row.filename)}, ${row.codeHash}, ${row.zip},
+            ${sql.json(pgSafeJson(row.metadata) as never)}, ${row.llmGate}, ${row.architectureHash},
             ${row.trainingHash})
     returning id::text, hotkey, epoch_id, status, code_hash, filename, created_at, updated_at,
               error, final_score, anti_cheat_multiplier, bpb, llm_gate, q_arch, q_recipe,

@@ -13,6 +13,7 @@ import {
   waitFor,
 } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openBundle } from "../src/bundle/index.js";
 import { processSubmission } from "../src/pipeline/process-submission.js";
 import {
   type ChatServer,
@@ -31,6 +32,7 @@ import {
   submitBody,
   uniformArchitecture,
 } from "./scoring-test-kit.js";
+import { writeZip } from "./zip-writer.js";
 
 const ready = evalImageReady();
 const backend = (await testBackends())[0]!;
@@ -192,7 +194,7 @@ describe.runIf(ready)(`the whole pipeline on CPU (${backend})`, () => {
     expect(chat.requests.length).toBe(asked);
   });
 
-  it("duplicate.zip is rejected as a near-copy of good.zip before any container runs", async () => {
+  it("duplicate.zip is rejected as a near-copy of good.zip after the static gate, before the LLM and the run", async () => {
     const asked = chat.requests.length;
     const duplicate = await evaluate("duplicate", exampleBundle("duplicate"));
     expect(duplicate.status).toBe("rejected");
@@ -201,9 +203,29 @@ describe.runIf(ready)(`the whole pipeline on CPU (${backend})`, () => {
     const levels = await t.sql<{ level: string }[]>`
       select level from eval_jobs where submission_id = ${duplicate.id}::bigint`;
     expect(levels.map((row) => row.level)).toEqual(["gates"]);
-    // The same ZIP again is an exact duplicate.
+    // The same ZIP again is an exact duplicate, refused without the gate's container run: the
+    // earlier bundle's gate passed, and the gate reads only the bytes.
     const again = await evaluate("good-again", exampleBundle("good"));
     expect(again.error).toBe(`duplicate: this bundle is byte-for-byte submission ${ids["good"]}`);
+    const [audit] = await t.sql<{ gate: Record<string, unknown> }[]>`
+      select gate from submissions where id = ${again.id}::bigint`;
+    expect(audit!.gate).not.toHaveProperty("static");
+    expect(audit!.gate["duplicate"]).toMatchObject({ kind: "exact", submissionId: ids["good"] });
+  });
+
+  it("a near-copy that also breaks the static gate is refused for what it breaks, not as a duplicate", async () => {
+    const opened = await openBundle(exampleBundle("duplicate"));
+    if (!opened.ok) throw new Error(opened.error.message);
+    const files = opened.value.files.map((file) => ({
+      name: file.path,
+      data: file.path === "training.py" ? `import os\n${file.data.toString("utf8")}` : file.data,
+    }));
+    const hostile = await evaluate("duplicate-and-hostile", writeZip(files));
+    expect(hostile.status).toBe("rejected");
+    expect(hostile.error).toMatch(/^static gate: import of os is not allowed \(training\.py:1\)/);
+    const [row] = await t.sql<{ gate: { static: { ok: boolean } } }[]>`
+      select gate from submissions where id = ${hostile.id}::bigint`;
+    expect(row!.gate.static.ok).toBe(false);
   });
 
   it("an LLM deny rejects the bundle; the same bundle again is denied from the cache", async () => {
@@ -386,9 +408,9 @@ class Constant(T.nn.Module):
     const [run] = await t.sql<{ status: string; attempts: number }[]>`
       select status, attempts from eval_jobs where submission_id = ${submitted.id}::bigint and level = 'run'`;
     expect(run).toEqual({ status: "completed", attempts: 1 });
-    const [row] = await t.sql<{ harness_failures: number }[]>`
-      select harness_failures from submissions where id = ${submitted.id}::bigint`;
-    expect(row!.harness_failures).toBe(0);
+    const [row] = await t.sql<{ platform_failures: number }[]>`
+      select platform_failures from submissions where id = ${submitted.id}::bigint`;
+    expect(row!.platform_failures).toBe(0);
   });
 });
 
@@ -448,6 +470,42 @@ describe.runIf(ready && evalImageReady(NO_HARNESS_IMAGE))(
       expect(row!.gate.llm).toEqual({ outcome: "off" });
     });
 
+    // The attack of issue 31: a NUL in an exception's message reached error.message, PostgreSQL
+    // refused the outcome, and the job was retried as an internal error, a full run each time.
+    it.each([
+      ["chr(0) (the finding)", '"nul:" + chr(0) + ":end"', "train: ValueError: nul:\uFFFD:end"],
+      [
+        "chr(0), a lone surrogate and U+FFFF",
+        '"a" + chr(0) + chr(0xD800) + chr(0xFFFF) + chr(0xDC00) + "z"',
+        "train: ValueError: a\uFFFD\uFFFD\uFFFF\uFFFDz",
+      ],
+    ])(
+      "a bundle whose train() raises with %s in its message settles failed in one attempt",
+      async (_name, message, expected) => {
+        const training = `def train(ctx):\n    raise ValueError(${message})\n`;
+        const response = await off.signedFetch("/v1/submissions", {
+          method: "POST",
+          json: submitBody(bundleZip(uniformArchitecture(`nul-${Date.now()}`), training)),
+        });
+        const { id } = (await response.json()) as { id: string };
+        const answer = await processNext(off);
+        expect(answer.status, await answer.clone().text()).toBe(200);
+        expect(await answer.json()).toEqual({ submission_id: id });
+        const record = (await (await off.fetch(`/v1/submissions/${id}`)).json()) as Status;
+        expect(record).toMatchObject({ status: "failed", error: expected, final_score: null });
+        const levels = await off.sql<{ level: string; attempts: number; failures: number }[]>`
+        select level, attempts, failures from eval_jobs where submission_id = ${id}::bigint order by id`;
+        expect(levels).toEqual([
+          { level: "gates", attempts: 1, failures: 0 },
+          { level: "llm", attempts: 1, failures: 0 },
+          { level: "run", attempts: 1, failures: 0 },
+        ]);
+        const [row] = await off.sql<{ report: { error: { message: string } } }[]>`
+        select report from submissions where id = ${id}::bigint`;
+        expect(`train: ${row!.report.error.message}`).toBe(expected);
+      },
+    );
+
     it("holds every bundle when the LLM gate is required but no reviewer is configured", async () => {
       const response = await unreviewed.signedFetch("/v1/submissions", {
         method: "POST",
@@ -477,7 +535,7 @@ describe.runIf(ready && evalImageReady(NO_HARNESS_IMAGE))(
       expect(record).toMatchObject({ status: "pending", error: null, final_score: null });
     });
 
-    it("a harness that gives no report is retried as infrastructure, and fails the bundle at the third", async () => {
+    it("a harness that gives no report is retried as infrastructure, and fails the bundle at the fifth", async () => {
       const t = harnessless;
       const send = async (architecture: string) => {
         const response = await t.signedFetch("/v1/submissions", {
@@ -490,18 +548,22 @@ describe.runIf(ready && evalImageReady(NO_HARNESS_IMAGE))(
       const answer = await processNext(t);
       expect(answer.status).toBe(503);
       expect(await answer.json()).toMatchObject({ code: "harness_error" });
-      const [row] = await t.sql<{ status: string; harness_failures: number }[]>`
-      select status, harness_failures from submissions where id = ${first}::bigint`;
-      expect(row).toEqual({ status: "pending", harness_failures: 1 });
+      const [row] = await t.sql<{ status: string; platform_failures: number }[]>`
+      select status, platform_failures from submissions where id = ${first}::bigint`;
+      expect(row).toEqual({ status: "pending", platform_failures: 1 });
+      const [gates] = await t.sql<{ failures: number; last_error: string }[]>`
+      select failures, last_error from eval_jobs where submission_id = ${first}::bigint and level = 'gates'`;
+      expect(gates!.failures).toBe(1);
+      expect(gates!.last_error).toMatch(/^harness_error: gate\.py gave no usable report/);
 
-      // A bundle that already broke the harness twice (the first is waiting out its backoff).
+      // A bundle the platform already failed on four times (the first is waiting out its backoff).
       const second = await send(flatArchitecture(`harnessless-${Date.now()}`));
-      await t.sql`update submissions set harness_failures = 2 where id = ${second}::bigint`;
+      await t.sql`update submissions set platform_failures = 4 where id = ${second}::bigint`;
       expect(await (await processNext(t)).json()).toEqual({ submission_id: second });
       const record = (await (await t.fetch(`/v1/submissions/${second}`)).json()) as Status;
       expect(record.status).toBe("failed");
       expect(record.error).toMatch(
-        /^the evaluation harness could not finish this bundle \(3 attempts\): gate\.py gave no usable report/,
+        /^the platform could not evaluate this bundle: 5 attempts failed on the platform's side \(the last: harness_error: gate\.py gave no usable report/,
       );
     });
   },

@@ -37,6 +37,8 @@ export type { ChallengeRouteInfo, ChallengeRouter } from "./challenge-router.js"
 // The database's clock: expiries and windows decided by it agree across replicas.
 export { databaseNow } from "./database-now.js";
 export { type Challenge, defineChallenge } from "./define-challenge.js";
+// Text a submission produced, cleaned of what PostgreSQL refuses before it is stored.
+export { pgSafeJson, pgSafeText } from "./pg-safe-text.js";
 export type { RateLimitRule } from "./rate-limit.js";
 export type {
   AuthHook,

@@ -1,4 +1,4 @@
-import type { Sql } from "@platform/challenge-sdk";
+import { pgSafeJson, pgSafeText, type Sql } from "@platform/challenge-sdk";
 import type { Verdict } from "./verdict.js";
 
 /** A decision stored for (code hash, rules revision). */
@@ -23,6 +23,8 @@ export async function cachedVerdict(
 /**
  * Store a decision. Only allow and deny are ever stored: a held outcome is a failure to decide,
  * and must be asked again. The first stored decision stays (two workers racing agree anyway).
+ * The verdict is the reviewer's text about the bundle, which the bundle can steer: cleaned of
+ * what PostgreSQL refuses, or a NUL in its reason would fail every attempt to store it.
  */
 export async function cacheVerdict(
   sql: Sql,
@@ -32,7 +34,7 @@ export async function cacheVerdict(
 ): Promise<void> {
   await sql`
     insert into llm_verdicts (code_hash, rules_revision, outcome, verdict, model)
-    values (${codeHash}, ${rulesRevision}, ${decision.outcome}, ${sql.json(decision.verdict as never)},
-            ${decision.model})
+    values (${codeHash}, ${rulesRevision}, ${decision.outcome},
+            ${sql.json(pgSafeJson(decision.verdict) as never)}, ${pgSafeText(decision.model)})
     on conflict (code_hash, rules_revision) do nothing`;
 }

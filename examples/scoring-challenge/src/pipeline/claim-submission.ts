@@ -17,8 +17,8 @@ export interface ClaimedSubmission {
   zip: Buffer;
   /** The epoch it was accepted in: its stream is that epoch's (scored-bytes.ts). */
   epochId: number;
-  /** Runs the harness could not finish so far (see migrations/0002). */
-  harnessFailures: number;
+  /** Failures of the platform while it evaluated this bundle so far (see migrations/0005). */
+  platformFailures: number;
 }
 
 /** What claiming found. */
@@ -42,10 +42,10 @@ export async function claimSubmission(
         code_hash: string;
         bundle: Buffer;
         epoch_id: string | number;
-        harness_failures: number;
+        platform_failures: number;
       }[]
     >`
-      select status, hotkey, code_hash, bundle, epoch_id, harness_failures
+      select status, hotkey, code_hash, bundle, epoch_id, platform_failures
       from submissions where id = ${id}::bigint for update`;
     if (!row) return { kind: "missing" } as const;
     if (row.status !== "pending" && row.status !== "running") {
@@ -60,7 +60,7 @@ export async function claimSubmission(
         codeHash: row.code_hash,
         zip: Buffer.from(row.bundle),
         epochId: Number(row.epoch_id),
-        harnessFailures: row.harness_failures,
+        platformFailures: row.platform_failures,
       },
     } as const;
   });

@@ -3,8 +3,8 @@
  * master's broker) is unreachable or refuses the task, the image is missing, no GPU is free, the
  * harness broke its own protocol. The submission goes back to `pending` and its job is retried
  * with backoff (the job queue reads `retryable` and `retryAfterSeconds` from the thrown error);
- * nothing is written on the miner's record, and the LLM review is not asked again (its verdict
- * is cached).
+ * nothing is written on the miner's record but the count and last error of its level (the
+ * eval-job health row), and the LLM review is not asked again (its verdict is cached).
  */
 import { TaskAbortedError, TaskError } from "@platform/challenge-sdk/tasks";
 
@@ -32,6 +32,16 @@ export class InfrastructureError extends Error {
     this.code = code;
     this.retryAfterSeconds = options.retryAfterSeconds;
   }
+}
+
+/**
+ * Whether this failure happened while the platform was evaluating the bundle (the harness broke
+ * its protocol, the database refused a write, a bug), so a retry runs the bundle again: those
+ * are a handful (MAX_PLATFORM_FAILURES), then the bundle fails. Waiting for an executor or a GPU
+ * that is not there runs nothing of the bundle's, and is retried as long as the job allows.
+ */
+export function evaluationFailed(error: InfrastructureError): boolean {
+  return error.code === "harness_error" || error.code === "internal_error";
 }
 
 /**

@@ -44,7 +44,15 @@ export const SCORE_QUEUE = {
 } as const;
 
 /**
- * Claims a job may take. Infrastructure failures retry (backoff capped at 5 min) and must never
- * fail a miner's bundle, so the budget is the queue's maximum: days of retrying.
+ * Claims a job may take. A wait for the platform (no executor, the image missing, no GPU free:
+ * nothing of the bundle runs) is retried with backoff capped at 5 min for about a day; then the
+ * job is dead, the submission stays pending, and the operator's release requeues it.
  */
-export const SCORE_MAX_ATTEMPTS = 1000;
+export const SCORE_MAX_ATTEMPTS = 288;
+
+/**
+ * Failures of the platform while it evaluated a bundle (the harness, the database, a bug) before
+ * the bundle is failed with a sentence saying the platform could not evaluate it: each retry runs
+ * the bundle again, so a bundle that somehow keeps breaking the platform cannot loop.
+ */
+export const MAX_PLATFORM_FAILURES = 5;

@@ -1,3 +1,5 @@
+import { pgSafeText } from "../pg-safe-text.js";
+
 /** Options of {@link JobError}. */
 export interface JobErrorOptions {
   /** false: the job goes straight to `dead`, whatever attempts it has left (default true). */
@@ -54,7 +56,9 @@ export function errorText(error: unknown): string {
       text = String(error);
     }
   }
-  // Postgres text cannot hold NUL; a cap keeps one runaway message from bloating every row read.
-  text = text.replaceAll("\u0000", "\\0");
-  return text.length > 8192 ? `${text.slice(0, 8191)}…` : text;
+  // Postgres text cannot hold NUL (a handler's error may quote a submission's text, and a
+  // refused fail() would leave the job running until its lease expired); a cap keeps one
+  // runaway message from bloating every row read.
+  text = pgSafeText(text);
+  return text.length > 8192 ? pgSafeText(`${text.slice(0, 8191)}…`) : text;
 }

@@ -272,6 +272,18 @@ describe.each(await testBackends())("job queue on %s", (backend) => {
     expect((await queue.get(id))?.lastError).toBe("Error: bad bundle [invalid_zip]");
   });
 
+  it("stores an error quoting NUL or a lone surrogate (a submission's text) cleaned, and the failure lands", async () => {
+    const queue = fresh();
+    const { id } = await queue.enqueue({});
+    const job = (await queue.claim({ workerId: "w" }))!;
+    const error = new Error(`train: ValueError: a\u0000b \uD800 ${"x".repeat(8200)}\u{1F600}`);
+    expect(await queue.fail(job, error)).toMatchObject({ status: "pending" });
+    const lastError = (await queue.get(id))!.lastError!;
+    expect(lastError.startsWith("Error: train: ValueError: a\uFFFDb \uFFFD x")).toBe(true);
+    expect(lastError).toHaveLength(8192);
+    expect(lastError.endsWith("x…")).toBe(true);
+  });
+
   it("reclaims an expired lease, and buries a job whose worker was lost at its last attempt", async () => {
     const queue = fresh();
     const { id } = await queue.enqueue({}, { maxAttempts: 2 });
