@@ -83,7 +83,9 @@ def chunk_key(source: str, name: str, index: int) -> str:
 def cap_limit(sizes: Iterable[int], cap: float = CAP) -> int:
     """The largest L with L <= cap * sum(min(s, L)): no capped source exceeds `cap` of the total."""
     sizes = list(sizes)
-    limit = sum(sizes)
+    if len(sizes) * cap < 1:
+        raise ValueError(f"{len(sizes)} sources cannot each be at most {cap:.0%} of the pool")
+    limit = max(sizes, default=0)  # the largest source: a limit at or above it caps nothing
     while True:
         allowed = int(cap * sum(min(s, limit) for s in sizes))
         if allowed >= limit:
@@ -380,11 +382,12 @@ def _candidate(package: str) -> str | None:
     return found.group(1) if found and found.group(1) != "(none)" else None
 
 
-def resolve(pins: dict[str, str], allow_drift: bool) -> dict[str, str]:
+def resolve(pins: dict[str, str], allow_drift: bool, refresh: bool = True) -> dict[str, str]:
     """The versions to download: the pins, or (allow_drift) the mirror's current one for a pin
-    it no longer has. Runs `apt-get update` once before deciding that a pin is gone."""
+    it no longer has. Runs `apt-get update` once (unless not `refresh`) before deciding that a pin
+    is gone: stale lists are the common reason for a miss."""
     missing = [p for p, v in pins.items() if not _available(p, v)]
-    if missing:
+    if missing and refresh:
         log(f"not in the apt lists: {', '.join(f'{p}={pins[p]}' for p in missing)}; running apt-get update")
         subprocess.run(["apt-get", "update", "-qq"], check=False)
         missing = [p for p in missing if not _available(p, pins[p])]
