@@ -99,13 +99,17 @@ def assemble(
     """Normalise, chunk, cap each source, and order all chunks by a hash of their origin.
 
     Returns the pool's bytes, the bytes each source keeps and the bytes it had before the cap.
+    The pool is itself normalised: at most one blank line anywhere, the one between chunks.
     A capped source keeps its chunks in hash order up to the limit, so what it drops is spread
     over all its documents. Chunks are joined with one blank line between them.
     """
     by_source: dict[str, list[tuple[str, bytes]]] = {}
     for source, name, text in documents:
         for index, piece in enumerate(chunks(normalise(text), chunk_size)):
-            by_source.setdefault(source, []).append((chunk_key(source, name, index), piece.encode("utf-8")))
+            # A cut next to a blank line would leave two blank lines where chunks are joined.
+            piece = piece.strip("\n")
+            if piece:
+                by_source.setdefault(source, []).append((chunk_key(source, name, index), f"{piece}\n".encode()))
     uncapped = {source: sum(len(p) for _k, p in pieces) for source, pieces in by_source.items()}
     limit = cap_limit(uncapped.values(), cap)
     kept: list[tuple[str, bytes]] = []

@@ -68,11 +68,16 @@ class Assemble(unittest.TestCase):
         firsts = [line.split()[0] for line in text.split("\n\n")[:12]]
         self.assertGreater(len(set(firsts)), 1)
 
+    def test_the_pool_is_normalised_across_chunk_joins(self) -> None:
+        text = "".join(f"para {i}\n\n" for i in range(2000))  # a cut always falls beside a blank line
+        data, _s, _r = bp.assemble([("a", "d", text), ("b", "d", text), ("c", "d", text)], cap=1.0, chunk_size=100)
+        self.assertEqual(bp.normalise(data.decode()), data.decode())
+
     def test_the_order_is_the_hash_of_each_chunks_origin(self) -> None:
         data, _s, _r = bp.assemble(docs({"alpha": 6000}, per_doc=1), cap=1.0, chunk_size=1024)
         pieces = bp.chunks(bp.normalise(docs({"alpha": 6000}, per_doc=1)[0][2]), 1024)
         order = sorted(range(len(pieces)), key=lambda i: bp.chunk_key("alpha", "doc0.txt", i))
-        self.assertEqual(data.decode(), "\n".join(pieces[i] for i in order))
+        self.assertEqual(data.decode(), "\n".join(pieces[i].strip("\n") + "\n" for i in order))
 
     def test_every_source_is_capped(self) -> None:
         sizes = {"big": 300_000, "dense": 150_000, "a": 40_000, "b": 40_000, "c": 40_000}
