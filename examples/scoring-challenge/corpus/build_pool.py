@@ -458,19 +458,22 @@ def build(out: Path, lock: dict[str, object], allow_drift: bool) -> dict[str, ob
     return write_pool(out, data, extra)
 
 
-def intact(out: Path, lock: dict[str, object], allow_drift: bool) -> bool:
-    """The no-op test: the pool in `out` was built from this lock and its file is unchanged."""
+def intact(out: Path, lock: dict[str, object], allow_drift: bool) -> dict[str, object] | None:
+    """The no-op test: the manifest of the pool in `out` if it was built from this lock (drifted
+    only if `allow_drift`) and its file is unchanged, else None."""
     try:
         meta = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
+        return None
     if meta.get("lock_sha256") != lock_digest(lock) or meta.get("file") != FILE:
-        return False
+        return None
     if meta.get("drift") and not allow_drift:
-        return False
+        return None
     if not meta.get("drift") and meta.get("sha256") != lock.get("sha256"):
-        return False
-    return (out / FILE).is_file() and file_sha256(out / FILE) == meta.get("file_sha256")
+        return None
+    if not (out / FILE).is_file() or file_sha256(out / FILE) != meta.get("file_sha256"):
+        return None
+    return meta
 
 
 def main(argv: list[str]) -> int:
@@ -504,12 +507,16 @@ def main(argv: list[str]) -> int:
         (args.out / "corpus.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         log(f"re-pinned pool.lock.json: sha256 {meta['sha256']}; review and commit it")
         return 0
-    if intact(args.out, lock, args.allow_drift):
-        log(f"{args.out} already holds the pinned pool; nothing to do ({time.monotonic() - started:.2f} s)")
+    existing = intact(args.out, lock, args.allow_drift)
+    if existing:
+        what = "a DRIFTED pool built against pool.lock.json" if existing.get("drift") else "the pinned pool"
+        log(f"{args.out} already holds {what}; nothing to do ({time.monotonic() - started:.2f} s)")
         return 0
     meta = build(args.out, lock, args.allow_drift)
     if meta.get("drift"):
-        log(f"built a DRIFTED pool (sha256 {meta['sha256']}, not the pinned {lock.get('sha256')}); see POOL.md")
+        same = "the same text as" if meta["sha256"] == lock.get("sha256") else "NOT"
+        log(f"built a DRIFTED pool from other versions than the pinned ones: sha256 {meta['sha256']}, "
+            f"{same} the pinned {lock.get('sha256')}; see POOL.md")
     elif meta["sha256"] != lock.get("sha256"):
         # Never leave a pool under the pinned name that is not the pinned pool: no manifest, no load.
         (args.out / "corpus.json").unlink()

@@ -128,18 +128,18 @@ class WritePool(unittest.TestCase):
         data = b"some pool text\n" * 100
         lock = {"packages": {"p": "1"}, "sha256": hashlib.sha256(data).hexdigest()}
         bp.write_pool(self.dir, data, {"lock_sha256": bp.lock_digest(lock)})
-        self.assertTrue(bp.intact(self.dir, lock, allow_drift=False))
-        self.assertFalse(bp.intact(self.dir, {**lock, "packages": {"p": "2"}}, allow_drift=True))
+        self.assertIsNotNone(bp.intact(self.dir, lock, allow_drift=False))
+        self.assertIsNone(bp.intact(self.dir, {**lock, "packages": {"p": "2"}}, allow_drift=True))
         with open(self.dir / bp.FILE, "ab") as handle:
             handle.write(b"\0")
-        self.assertFalse(bp.intact(self.dir, lock, allow_drift=False))
+        self.assertIsNone(bp.intact(self.dir, lock, allow_drift=False))
 
     def test_a_drifted_pool_is_kept_only_with_allow_drift(self) -> None:
         data = b"drifted text\n" * 100
         lock = {"packages": {"p": "1"}, "sha256": "0" * 64}
         bp.write_pool(self.dir, data, {"lock_sha256": bp.lock_digest(lock), "drift": {"pinned_sha256": "0" * 64}})
-        self.assertTrue(bp.intact(self.dir, lock, allow_drift=True))
-        self.assertFalse(bp.intact(self.dir, lock, allow_drift=False))
+        self.assertIsNotNone(bp.intact(self.dir, lock, allow_drift=True))
+        self.assertIsNone(bp.intact(self.dir, lock, allow_drift=False))
 
 
 class Cleaners(unittest.TestCase):
