@@ -120,15 +120,22 @@ export const REFERENCE_FAMILIES: readonly TaskFamily[] = [
     title: "Count the words",
     instructions:
       "Write the number of whitespace-separated words in the input, as a decimal integer.",
-    bounds: "6-10 lines of 4-10 words (24-100 in all), separated by 1-3 spaces or tabs",
-    generate: (random) =>
-      textOf(
-        lines(random, 6, 10, () =>
-          lines(random, 4, 10, () => random.pick(WORDS))
+    // The count is uniform over its range: the answer is a small integer, so a blind guess
+    // (a canned one included) is right with probability 1/361 whatever it guesses, never more.
+    bounds: "40-400 words (the count uniform), lines of 1-12, separated by 1-3 spaces or tabs",
+    generate: (random) => {
+      const rows: string[] = [];
+      for (let left = random.int(40, 400); left > 0; ) {
+        const count = Math.min(left, random.int(1, 12));
+        left -= count;
+        rows.push(
+          lines(random, count, count, () => random.pick(WORDS))
             .map((word, i) => (i === 0 ? word : random.pick([" ", "  ", "\t", " \t "]) + word))
             .join(""),
-        ),
-      ),
+        );
+      }
+      return textOf(rows);
+    },
     check: (input, output) =>
       sameText(output, `${input.split(/\s+/).filter((word) => word !== "").length}\n`),
   },
