@@ -12,7 +12,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dockerTaskRunner } from "@platform/challenge-sdk/tasks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkTaskOutput, type EvalTask } from "../../src/eval/task-set.js";
 import { agentTaskFiles } from "../../src/eval-worker/agent-files.js";
 import {
   MAX_EVENT_LINE_CHARS,
@@ -27,11 +26,9 @@ import {
   type AgentName,
   agentArchive,
   agentFiles,
-  loadReferenceTaskSet,
+  referenceInstance,
 } from "./eval-worker-kit.js";
 
-const taskSet = await loadReferenceTaskSet();
-const task = (id: string): EvalTask => taskSet.tasks.find((candidate) => candidate.id === id)!;
 const runner = dockerTaskRunner({ pull: false });
 let jobs = 0;
 
@@ -43,16 +40,17 @@ async function trial(
   jobs += 1;
   const agent = await agentTaskFiles(agentArchive(files));
   if (!agent.ok) throw new Error(agent.message);
+  const instance = referenceInstance(taskId);
   const run = await runTrial({
     runner,
     image: AGENT_IMAGE,
     jobId: `eval-worker-test-${process.pid}-${jobs}`,
-    task: task(taskId),
+    task: instance.task,
     agentFiles: agent.files,
     minerEnv: options.minerEnv ?? {},
     timeoutSeconds: options.timeoutSeconds ?? 30,
   });
-  const score = run.output === null ? 0 : checkTaskOutput(task(taskId), run.output);
+  const score = run.output === null ? 0 : instance.check(run.output);
   return { run, score };
 }
 
