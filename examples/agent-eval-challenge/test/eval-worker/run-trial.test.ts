@@ -51,7 +51,7 @@ async function trial(
     timeoutSeconds: options.timeoutSeconds ?? 30,
   });
   const score = run.output === null ? 0 : instance.check(run.output);
-  return { run, score };
+  return { run, score, input: instance.task.input };
 }
 
 const reference = (name: AgentName) => agentFiles(name);
@@ -71,13 +71,13 @@ describe("a trial in the agent image", () => {
   afterAll(() => runner.close());
 
   it("copies the good agent's output out; the checker here passes it", async () => {
-    const { run, score } = await trial(reference("good"), "csv-to-json");
+    const { run, score, input } = await trial(reference("good"), "csv-to-json");
     expect(run.outputStatus).toBe("ok");
     expect(run.agentExitCode).toBe(0);
     expect(score).toBe(1);
     expect(run.lines).toContainEqual({
       stream: "stdout",
-      message: "solving csv-to-json (64 characters of input)",
+      message: `solving csv-to-json (${input.length} characters of input)`,
     });
     // The frame is the worker's, not a line of the agent's.
     expect(run.lines.some((line) => line.message.includes("@@agent-eval-output-"))).toBe(false);
