@@ -14,6 +14,7 @@ import { HttpError, type Logger, type Sql, type Static } from "@platform/challen
 import {
   instanceSeedReportData,
   type QuoteVerifier,
+  verifierUnavailable,
   verifyAttestation,
 } from "../attestation/index.js";
 import { canonicalJson, sealToKey } from "../crypto/index.js";
@@ -27,7 +28,6 @@ import { runNotRunning } from "./telemetry-session.js";
 
 /** The label (HKDF info and associated data) of the sealed release. */
 export const INSTANCE_SEED_SEAL_LABEL = "platform/agent-eval/instance-seed-release/v1";
-export const VERIFIER_RETRY_AFTER_SECONDS = 30;
 
 export const INSTANCE_SEED_ERROR_CODES = {
   /** 403: report_data is not the binding of this run, plan and public key. */
@@ -80,12 +80,7 @@ export async function releaseInstanceSeed(
     input.log.warn("instance seed not released: the quote verifier is unavailable", {
       run_id: run.id,
     });
-    throw new HttpError(
-      503,
-      INSTANCE_SEED_ERROR_CODES.verifierUnavailable,
-      "The quote verifier is unavailable; nothing was released. Ask again later.",
-      { headers: { "retry-after": String(VERIFIER_RETRY_AFTER_SECONDS) } },
-    );
+    throw verifierUnavailable("nothing was released. Ask again later.");
   }
   if (verdict.status === "rejected") {
     throw new HttpError(
