@@ -2,8 +2,8 @@
 # Build the agent-eval challenge's reference eval worker image (what an Eval VM runs) without any
 # container registry: a Debian bookworm minbase root (scripts/debian-rootfs.sh: debootstrap from
 # this machine's Debian mirror, cached as a tarball), this machine's `node` binary at
-# /usr/bin/node, the bundled worker at /opt/agent-eval/dist/eval-worker.js, the task set its
-# checkers come from at /opt/agent-eval/tasks/task-set.json (where the bundle looks for it) and
+# /usr/bin/node, the bundled worker at /opt/agent-eval/dist/eval-worker.js (its task families,
+# generators and checkers, are in the bundle; an operator's arrive sealed with the run's seed) and
 # the development attestation key at /opt/agent-eval/dev-keys/, then `docker import`. Runs as an
 # unprivileged user; entrypoint `node /opt/agent-eval/dist/eval-worker.js`. Tagged
 # platform/agent-eval-eval-worker:<sha256 of the inputs> and :local; a no-op when the hash tag
@@ -41,18 +41,16 @@ die() { log "error: $*"; exit 1; }
 docker info >/dev/null 2>&1 || die "no Docker engine answers"
 
 worker="$example/dist/eval-worker.js"
-task_set="$example/tasks/task-set.json"
 [ -s "$worker" ] ||
   die "$worker is missing: run \`npm run build -w @platform/agent-eval-challenge\` first"
-[ -s "$task_set" ] || die "$task_set is missing"
 node_binary=$(readlink -f "${NODE_BINARY:-$(command -v node)}") || die "no node binary found"
 [ -x "$node_binary" ] || die "$node_binary is not an executable"
 
-# --- the inputs hash: the build scripts, the node binary, the worker bundle, the task set, the keys.
+# --- the inputs hash: the build scripts, the node binary, the worker bundle, the keys.
 inputs_hash() {
   {
     for f in "$here/build.sh" "$here/../../../scripts/debian-rootfs.sh" "$node_binary" "$worker" \
-      "$task_set" "$example"/dev-keys/*; do
+      "$example"/dev-keys/*; do
       printf '%s\n' "${f#"$example/"}"
       sha256sum <"$f" | cut -d' ' -f1
     done
@@ -70,17 +68,16 @@ debian_rootfs_workdir agent-eval-eval-worker
 work=$rootfs_work
 debian_rootfs_cached "$cache" "$rootfs_recipe" /etc/platform-worker-packages
 
-# --- the image tarball: the root plus node, the worker, its task set and its key (root-owned,
+# --- the image tarball: the root plus node, the worker and its key (root-owned,
 # read-only).
-log "adding node ($("$node_binary" --version)), the worker, the task set and the development key"
+log "adding node ($("$node_binary" --version)), the worker and the development key"
 image_root="$work/image"
 mkdir -p "$image_root"
 tar -C "$image_root" --numeric-owner -xf "$rootfs_tar"
 install -o 0 -g 0 -m 755 "$node_binary" "$image_root/usr/bin/node"
-install -o 0 -g 0 -m 755 -d "$image_root/opt/agent-eval/dist" "$image_root/opt/agent-eval/tasks" \
+install -o 0 -g 0 -m 755 -d "$image_root/opt/agent-eval/dist" \
   "$image_root/opt/agent-eval/dev-keys"
 install -o 0 -g 0 -m 644 "$worker" "$image_root/opt/agent-eval/dist/eval-worker.js"
-install -o 0 -g 0 -m 644 "$task_set" "$image_root/opt/agent-eval/tasks/task-set.json"
 install -o 0 -g 0 -m 644 "$example"/dev-keys/* "$image_root/opt/agent-eval/dev-keys/"
 missing=$(chroot "$image_root" ldd /usr/bin/node | grep 'not found' || true)
 [ -z "$missing" ] || die "node's libraries are missing from the root: $missing"

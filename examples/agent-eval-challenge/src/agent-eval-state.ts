@@ -11,7 +11,7 @@ import {
   type QuoteVerifier,
 } from "./attestation/index.js";
 import { loadSecretKey } from "./crypto/index.js";
-import { loadTaskSet, type TaskSet } from "./eval/task-set.js";
+import { type FamilySet, loadFamilySet, readOperatorFamilies } from "./eval/families/index.js";
 import { loadRulesBundle, type RulesBundle } from "./review/index.js";
 import { type AgentEvalOptions, resolveSettings, type Settings } from "./settings.js";
 
@@ -23,13 +23,12 @@ export interface AgentEvalState {
   verifier: QuoteVerifier;
   /** The review rules bundle v1, loaded once at start (the example's `rules/` folder). */
   rulesBundle: RulesBundle;
-  /** The eval task set v1, loaded once at start (the example's `tasks/task-set.json`). */
-  taskSet: TaskSet;
+  /** The task families runs are scored on: the reference ones and TASK_FAMILIES_DIR's. */
+  families: FamilySet;
 }
 
 // Beside `src/` and `dist/` alike (both one level below the package), like the migrations.
 const RULES_DIRECTORY = new URL("../rules/", import.meta.url);
-const TASK_SET_FILE = new URL("../tasks/task-set.json", import.meta.url);
 
 /** Build the state of one instance. */
 export async function createAgentEvalState(ctx: SetupContext<Settings>): Promise<AgentEvalState> {
@@ -66,15 +65,17 @@ export async function createAgentEvalState(ctx: SetupContext<Settings>): Promise
     }
   }
   const rulesBundle = await loadRulesBundle(RULES_DIRECTORY);
-  const taskSet = await loadTaskSet(TASK_SET_FILE);
+  const families = await loadFamilySet(
+    options.taskFamiliesDir === null ? [] : await readOperatorFamilies(options.taskFamiliesDir),
+  );
   log.info("agent-eval challenge ready", {
     attestation: verifier.kind,
     confidential: verifier.confidential,
     owner: options.ownerHotkey,
     submission_window_seconds: options.submissionWindowSeconds,
     rules_revision_id: rulesBundle.revision_id,
-    task_set_revision_id: taskSet.revision_id,
-    tasks: taskSet.tasks.length,
+    task_set_revision_id: families.revision_id,
+    task_families: families.families.map((family) => family.id),
   });
-  return { options, secretKey, verifier, rulesBundle, taskSet };
+  return { options, secretKey, verifier, rulesBundle, families };
 }

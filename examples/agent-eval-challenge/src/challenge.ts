@@ -13,6 +13,7 @@ import { evalRoutes } from "./eval/eval-routes.js";
 import { EVAL_RECORDS, EvalRevalidateResponse } from "./eval/eval-schemas.js";
 import { evalVmRoutes } from "./eval/eval-vm-routes.js";
 import { EVAL_VM_RECORDS } from "./eval/eval-vm-schemas.js";
+import { INSTANCE_SEED_RECORDS } from "./eval/instance-seed-schemas.js";
 import { replayAuditRoutes } from "./eval/replay-audit-routes.js";
 import { REPLAY_AUDIT_RECORDS } from "./eval/replay-audit-schemas.js";
 import { liveRoutes } from "./live/live-routes.js";
@@ -52,6 +53,7 @@ export const challenge = defineChallenge({
     ...REPLAY_AUDIT_RECORDS,
     EvalRevalidateResponse,
     ...EVAL_VM_RECORDS,
+    ...INSTANCE_SEED_RECORDS,
   },
   config: Settings,
   migrations: new URL("../migrations/", import.meta.url),

@@ -1,19 +1,16 @@
 /**
  * The reference eval worker: the process an Eval VM runs (its image is eval-worker-image/). It
  * reads the run token, the miner's signed telemetry grant and the challenge's URL from the
- * environment, runs every task of the run's plan k times against the agent, each trial in its
- * own sandboxed container of the agent image, and posts an attested result. Exit 0 when the
+ * environment, has the run's instance seed released to its attested key, runs every task family
+ * of the run's plan k times against the agent, each trial on its own instance in its own
+ * sandboxed container of the agent image, and posts an attested result. Exit 0 when the
  * result was receipted, whatever the score; 1 otherwise. Never prints a token.
  */
-import { loadTaskSet } from "./eval/task-set.js";
 import {
   EvalWorkerSettingsError,
   loadEvalWorkerSettings,
 } from "./eval-worker/eval-worker-settings.js";
 import { runEval } from "./eval-worker/run-eval.js";
-
-// Beside dist/ in the repository and in the image alike (eval-worker-image/ copies it there).
-const TASK_SET_FILE = new URL("../tasks/task-set.json", import.meta.url);
 
 async function main(): Promise<number> {
   let settings: ReturnType<typeof loadEvalWorkerSettings>;
@@ -24,8 +21,7 @@ async function main(): Promise<number> {
     console.log(`eval-worker: bad environment: ${error.message}`);
     return 1;
   }
-  const taskSet = await loadTaskSet(TASK_SET_FILE);
-  const result = await runEval(settings, taskSet);
+  const result = await runEval(settings);
   if (result.receipted) {
     console.log(`eval-worker: done: score ${result.score}, run ${result.state}`);
     return 0;

@@ -79,6 +79,13 @@ export const Settings = Type.Object({
     description:
       "Peers whose X-Forwarded-For names the client (the master's proxy): addresses, CIDR ranges, loopback, private, or none",
   }),
+  TASK_FAMILIES_DIR: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "A directory of the operator's own task families (<id>.mjs), mounted at deploy time; scored beside the reference families",
+    }),
+  ),
   WEIGHTS_MODE: Literals(WEIGHTS_MODES, {
     default: "winner_take_all",
     description:
@@ -136,6 +143,7 @@ export function resolveSettings(
     },
     submissionWindowSeconds: config.SUBMISSION_WINDOW_SECONDS,
     weightsMode: config.WEIGHTS_MODE,
+    taskFamiliesDir: config.TASK_FAMILIES_DIR ?? null,
     replayAudit: { rate: config.REPLAY_AUDIT_RATE, seed: config.REPLAY_AUDIT_SEED ?? null },
     // As set: who may name the client of a live feed (the SDK's trustedProxies).
     trustedProxies: config.TRUSTED_PROXIES,

@@ -11,7 +11,12 @@ export {
   workloadEvents,
 } from "./event-log.js";
 export { type QuoteVerifier, rejected } from "./quote-verifier.js";
-export { evalResultReportData, reviewReportData } from "./report-data.js";
+export {
+  evalResultReportData,
+  instanceSeedReportData,
+  reviewReportData,
+} from "./report-data.js";
 export { MAX_TDX_QUOTE_BYTES } from "./tdx-quote.js";
+export { VERIFIER_RETRY_AFTER_SECONDS, verifierUnavailable } from "./verifier-unavailable.js";
 export { decidedVerification, verifyAttestation } from "./verify-attestation.js";
 export { type VmAttestationInput, vmAttestation } from "./vm-attestation.js";

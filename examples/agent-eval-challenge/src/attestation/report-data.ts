@@ -16,6 +16,7 @@ import { REPORT_DATA_BYTES } from "./quote-verifier.js";
 
 export const REVIEW_REPORT_DATA_DOMAIN = "platform/agent-eval/review-report-data/v1";
 export const EVAL_RESULT_REPORT_DATA_DOMAIN = "platform/agent-eval/eval-result-report-data/v1";
+export const INSTANCE_SEED_REPORT_DATA_DOMAIN = "platform/agent-eval/instance-seed-report-data/v1";
 
 export interface ReviewReportDataInput {
   /** sha256 hex (lowercase) of the canonical assignment core. */
@@ -50,6 +51,24 @@ export function evalResultReportData(input: EvalResultReportDataInput): Buffer {
     digestField("resultDigest", input.resultDigest),
     textField("runId", input.runId),
     textField("nonce", input.nonce),
+  ]);
+}
+
+/**
+ * The binding of an instance-seed release request: the run, its plan's digest and nonce, and the
+ * X25519 public key the seed is sealed to, so the quote vouches that the key lives in the TD.
+ */
+export function instanceSeedReportData(input: {
+  readonly planDigest: string;
+  readonly runId: string;
+  readonly nonce: string;
+  readonly publicKey: string;
+}): Buffer {
+  return reportDataOf(INSTANCE_SEED_REPORT_DATA_DOMAIN, [
+    digestField("planDigest", input.planDigest),
+    textField("runId", input.runId),
+    textField("nonce", input.nonce),
+    textField("publicKey", input.publicKey),
   ]);
 }
 

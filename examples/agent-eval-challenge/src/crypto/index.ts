@@ -14,5 +14,12 @@ export { capabilityScope, capabilityToken, tokenHolder } from "./capability-scop
 export { deriveKey, KeyLabel, loadSecretKey } from "./key-derivation.js";
 export { mintId } from "./minted-id.js";
 export { open, SealedBoxError, seal } from "./sealed-box.js";
+export {
+  openFromKey,
+  type SealedToKey,
+  sealToKey,
+  x25519KeyPair,
+  x25519PublicKey,
+} from "./sealed-to-key.js";
 export { sha256Hex } from "./sha256-hex.js";
 export { CURSOR_MAX_LENGTH, CursorError, decodeCursor, encodeCursor } from "./signed-cursor.js";

@@ -235,7 +235,7 @@ describe("deriveKey", () => {
 
   it("gives a distinct 32-byte key per label, none equal to the master", () => {
     const labels = Object.values(KeyLabel);
-    expect(labels).toHaveLength(8);
+    expect(labels).toHaveLength(9);
     const keys = labels.map((label) => deriveKey(master, label).toString("hex"));
     expect(new Set(keys).size).toBe(labels.length);
     for (const key of keys) {

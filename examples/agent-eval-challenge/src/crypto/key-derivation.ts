@@ -34,6 +34,8 @@ export const KeyLabel = {
   evidenceEncryption: "agent-eval/evidence-encryption/v1",
   /** MAC of telemetry session ids. */
   telemetry: "agent-eval/telemetry/v1",
+  /** HMAC deriving each eval run's instance seed (the secret its task instances come from). */
+  instanceSeed: "agent-eval/instance-seed/v1",
   /** The replay-audit sampler's default seed (unpredictable without the key). */
   replayAuditSeed: "agent-eval/replay-audit-seed/v1",
 } as const;

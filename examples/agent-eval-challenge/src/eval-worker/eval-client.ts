@@ -11,6 +11,7 @@ import {
   createWorkerClient,
   type DeliverOptions,
 } from "@platform/challenge-sdk/client";
+import type { SealedToKey } from "../crypto/index.js";
 import type { ProgressEventRecord } from "../eval/progress.js";
 import type { TelemetryGrant } from "../eval/telemetry-grant.js";
 import type { AttemptLogLine } from "../live/live-schemas.js";
@@ -40,6 +41,9 @@ export function evalVmClient(
     run: () => run.send("GET", ""),
     artifact: () => run.send("GET", "/artifact"),
     env: () => run.send<{ env?: Record<string, unknown> }>("GET", "/env"),
+    /** The run's instance seed, sealed to `request.public_key` (instance-seed-release.ts). */
+    instanceSeed: (request: unknown) =>
+      run.send<{ sealed?: SealedToKey }>("POST", "/instance-seed", { json: request }),
     telemetrySession: (grant: TelemetryGrant) =>
       run.send<{ session_id?: string; expires_at?: string }>("POST", "/telemetry-session", {
         json: grant,

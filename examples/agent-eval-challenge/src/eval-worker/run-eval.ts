@@ -1,7 +1,9 @@
 /**
- * One eval run, plan to result: the run's plan (its digest and task set checked against the
- * worker's own), the agent ZIP (re-hashed against the plan), the miner's env, a telemetry
- * session opened with the miner's signed grant, then every plan task's k trials, each announced
+ * One eval run, plan to result: the run's plan (its digest checked), the agent ZIP (re-hashed
+ * against the plan), the miner's env, the run's instance seed and families released to this
+ * worker's attested key (checked against the plan's commitments), a telemetry session opened
+ * with the miner's signed grant, then every plan family's k trials, each on its own instance
+ * drawn from the seed, each announced
  * (task.status running), given an attempt whose token carries the container's output lines, run
  * in its own sandboxed container and judged by the checker here, outside the container. Last the
  * result: the trial scores, the event log, a development quote over both, posted as canonical
@@ -16,7 +18,6 @@ import { canonicalDigest, canonicalJson } from "../crypto/index.js";
 import type { EvalPlan } from "../eval/eval-plan.js";
 import { buildEvalResult } from "../eval/eval-result.js";
 import type { ProgressEventRecord } from "../eval/progress.js";
-import { checkTaskOutput, type EvalTask, type TaskSet } from "../eval/task-set.js";
 import type { OpenedAttempt } from "../live/open-attempt.js";
 import { devAttestation } from "../worker/dev-attestation.js";
 import { WorkerFailure } from "../worker/worker-failure.js";
@@ -24,7 +25,9 @@ import { checkedArtifact, deliverDocument } from "../worker/worker-steps.js";
 import { agentTaskFiles } from "./agent-files.js";
 import { type AttemptEventLine, type EvalVmClient, evalVmClient } from "./eval-client.js";
 import { EVALUATOR, type EvalWorkerSettings } from "./eval-worker-settings.js";
-import { passesToAgent, runTrial, TRIAL_RUN_MARGIN_MS } from "./run-trial.js";
+import { runInstanceTrial } from "./instance-trial.js";
+import { releasedInstances } from "./run-instances.js";
+import { passesToAgent, TRIAL_RUN_MARGIN_MS } from "./run-trial.js";
 
 /** How long the result is sent again while the verifier is away (no answer, 429, 5xx). */
 export const RESULT_RETRY_BUDGET_MS = 120_000;
@@ -35,6 +38,7 @@ export type EvalFailureReason =
   | "run_unavailable"
   | "plan_invalid"
   | "task_set_mismatch"
+  | "instances_unavailable"
   | "artifact_mismatch"
   | "env_unavailable"
   | "telemetry_refused"
@@ -59,10 +63,9 @@ const EvalFailure = WorkerFailure<EvalFailureReason>;
 
 const brief = (body: unknown) => JSON.stringify(body)?.slice(0, 300) ?? "";
 
-/** Run the eval of `settings.runId` against `taskSet`; never throws. */
+/** Run the eval of `settings.runId`; never throws. */
 export async function runEval(
   settings: EvalWorkerSettings,
-  taskSet: TaskSet,
   options: EvalRunOptions = {},
 ): Promise<EvalRunResult> {
   const say = (line: string) => (options.log ?? console.log)(`eval-worker: ${line}`);
@@ -75,7 +78,7 @@ export async function runEval(
   const runner = options.runner ?? dockerTaskRunner({ pull: false });
   say(`run ${settings.runId} at ${settings.challengeUrl}`);
   try {
-    return await evaluate(settings, taskSet, client, runner, say, options);
+    return await evaluate(settings, client, runner, say, options);
   } catch (error) {
     const failure = WorkerFailure.of<EvalFailureReason>(error);
     say(`failed (${failure.reason}): ${failure.message}`);
@@ -87,13 +90,12 @@ export async function runEval(
 
 async function evaluate(
   settings: EvalWorkerSettings,
-  taskSet: TaskSet,
   client: EvalVmClient,
   runner: TaskRunner,
   say: (line: string) => void,
   options: EvalRunOptions,
 ): Promise<EvalRunResult> {
-  // --- the plan, checked against the worker's own task set before anything runs.
+  // --- the plan.
   const answer = await client.run();
   const body = answer.body as { plan?: EvalPlan; plan_sha256?: string; state?: string } | null;
   if (answer.status !== 200 || !body?.plan || typeof body.plan_sha256 !== "string") {
@@ -106,26 +108,11 @@ async function evaluate(
   if (plan.run_id !== settings.runId) {
     throw new EvalFailure("plan_invalid", "the plan is not the plan of this run");
   }
-  if (plan.task_set.revision_id !== taskSet.revision_id) {
-    throw new EvalFailure(
-      "task_set_mismatch",
-      `the plan's task set ${plan.task_set.revision_id} is not this worker's ${taskSet.revision_id}`,
-    );
-  }
-  const tasksById = new Map(taskSet.tasks.map((task) => [task.id, task]));
-  const tasks = plan.task_set.task_ids.map((id) => tasksById.get(id));
-  if (
-    tasks.some((task) => task === undefined) ||
-    !Number.isInteger(plan.trials) ||
-    plan.trials < 1
-  ) {
-    throw new EvalFailure(
-      "plan_invalid",
-      "the plan names a task or a trial count this worker lacks",
-    );
+  if (!Number.isInteger(plan.trials) || plan.trials < 1) {
+    throw new EvalFailure("plan_invalid", "the plan names a trial count this worker lacks");
   }
   say(
-    `run state ${body.state}: ${tasks.length} tasks x ${plan.trials} trials, task set ${taskSet.revision_id}`,
+    `run state ${body.state}: ${plan.task_set.task_ids.length} task families x ${plan.trials} trials, task set ${plan.task_set.revision_id}`,
   );
 
   // --- the agent, re-hashed; an unreadable one still gets a result (every trial 0).
@@ -157,6 +144,28 @@ async function evaluate(
       (withheld.length > 0 ? `; withheld (reserved or malformed): ${withheld.join(", ")}` : ""),
   );
 
+  // What RTMR3 measures before any quote, in this order: a verifier replays it to the quote, so
+  // the seed's release and the result both say which evaluator judged which agent on which
+  // families (the plan's digest binds the run, the agent, the families, the seed's sha256 and
+  // the trials), in which image the agents ran.
+  const eventLog = workloadEvents([
+    ["evaluator-version", `${EVALUATOR.name}@${EVALUATOR.version}`],
+    ["eval-plan-digest", planDigest],
+    ["task-set-revision", plan.task_set.revision_id],
+    ["agent-sha256", agentSha256],
+    ["agent-image", settings.agentImage],
+  ]);
+  const attestation = devAttestation(settings, eventLog);
+  const { seed, families, familySet } = await releasedInstances(
+    client,
+    plan,
+    planDigest,
+    attestation,
+  );
+  say(
+    `instances: seed released to this worker's key; ${families.length} families (${familySet.operatorSources.length} the operator's)`,
+  );
+
   const opened = await client.telemetrySession(settings.grant);
   const session = opened.body?.session_id;
   if (opened.status !== 200 || typeof session !== "string") {
@@ -174,26 +183,30 @@ async function evaluate(
   // expires: it is not started (it scores 0), and the result still goes out.
   const lastTrialEnd = Date.parse(plan.expires_at) - RESULT_RESERVE_MS;
   const trialWorstMs = settings.trialTimeoutSeconds * 1000 + TRIAL_RUN_MARGIN_MS;
-  for (const task of tasks as EvalTask[]) {
+  for (const family of families) {
+    const task = { id: family.id };
     const scores: number[] = [];
     for (let trial = 1; trial <= plan.trials; trial += 1) {
       await telemetry.progress(task.id, { type: "task.status", status: "running", trial });
       const attempt = await telemetry.attempt(task.id, trial);
       let lines: AttemptEventLine[];
       let score: 0 | 1 = 0;
+      let run: Awaited<ReturnType<typeof runInstanceTrial>>["run"];
       const inTime = Date.now() + trialWorstMs <= lastTrialEnd;
       if (agent.ok && inTime) {
-        let run: Awaited<ReturnType<typeof runTrial>>;
+        let inputSha256: string;
         try {
-          run = await runTrial({
+          ({ run, score, inputSha256 } = await runInstanceTrial({
             runner,
             image: settings.agentImage,
             jobId: `eval-${settings.runId}-${task.id}-${trial}`.slice(0, 128),
-            task,
+            family,
+            seed,
+            trial,
             agentFiles: agent.files,
             minerEnv: env,
             timeoutSeconds: settings.trialTimeoutSeconds,
-          });
+          }));
         } catch (error) {
           // The runner could not run it at all: the worker's problem, not the agent's.
           if (error instanceof TaskError) {
@@ -201,10 +214,9 @@ async function evaluate(
           }
           throw error;
         }
-        score = run.output === null ? 0 : checkTaskOutput(task, run.output);
         const summary = `trial ${trial}: exit ${run.agentExitCode ?? "none"}, output ${run.outputStatus}, ${(run.durationMs / 1000).toFixed(1)} s`;
         lines = [...run.lines, { stream: "agent", message: summary }];
-        say(`task ${task.id} ${summary}, checker ${score}`);
+        say(`task ${task.id} ${summary}, input ${inputSha256.slice(0, 16)}, checker ${score}`);
       } else {
         const why = agent.ok
           ? "the run expires before it could end"
@@ -224,24 +236,14 @@ async function evaluate(
     trials.push({ task_id: task.id, trial_scores: scores });
   }
 
-  // --- the result.
-  // What RTMR3 measures before the quote, in this order: a verifier replays it to the quote,
-  // so a result says which evaluator judged which agent on which tasks (the plan's digest binds
-  // the run, the agent, the tasks and the trials), in which image the agents ran.
-  const eventLog = workloadEvents([
-    ["evaluator-version", `${EVALUATOR.name}@${EVALUATOR.version}`],
-    ["eval-plan-digest", planDigest],
-    ["task-set-revision", taskSet.revision_id],
-    ["agent-sha256", agentSha256],
-    ["agent-image", settings.agentImage],
-  ]);
+  // --- the result, under the same event log as the seed's release.
   const result = await buildEvalResult({
     plan,
     planDigest,
     trials,
     evaluator: { ...EVALUATOR },
     completedAt: new Date().toISOString(),
-    ...devAttestation(settings, eventLog),
+    ...attestation,
   });
   say(
     `result built: score ${result.result_core.score}, result digest ${result.result_digest} (development quote)`,

@@ -15,7 +15,6 @@ import {
   type TaskRunner,
   taskFile,
 } from "@platform/challenge-sdk/tasks";
-import type { EvalTask } from "../eval/task-set.js";
 import { envSpellings, redactSecrets } from "../live/redaction.js";
 import {
   AGENT_OUTPUT_CAP,
@@ -45,11 +44,18 @@ export const MAX_EVENT_LINE_CHARS = 2048;
 const RESERVED_ENV = /^(TASK_.*|PATH|HOME|PYTHON.*|LD_.*|EVAL_RUN_TOKEN|TELEMETRY_GRANT)$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
+/** What a trial shows the agent: the family's id and instructions, the instance's input. */
+export interface TrialTask {
+  id: string;
+  instructions: string;
+  input: string;
+}
+
 export interface TrialInput {
   runner: TaskRunner;
   image: string;
   jobId: string;
-  task: EvalTask;
+  task: TrialTask;
   agentFiles: readonly TaskFile[];
   /** The miner's env values (GET env); reserved or malformed names are left out. */
   minerEnv: Record<string, string>;
@@ -78,7 +84,10 @@ export const passesToAgent = (name: string): boolean =>
   ENV_NAME.test(name) && !RESERVED_ENV.test(name);
 
 /** The container's environment: the miner's passable values, then the task's. */
-export function trialEnv(task: EvalTask, minerEnv: Record<string, string>): Record<string, string> {
+export function trialEnv(
+  task: TrialTask,
+  minerEnv: Record<string, string>,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(minerEnv)) {
     if (passesToAgent(name) && typeof value === "string") env[name] = value;

@@ -44,7 +44,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
         ...ownerRequest(params, miner),
         secretKey: state.secretKey,
         verifier: state.verifier,
-        taskSet: state.taskSet,
+        families: state.families,
       }),
   });
 
@@ -94,7 +94,7 @@ export function evalRoutes(router: ChallengeRouter<Settings, AgentEvalState>): v
         ...ownerRequest(params, miner),
         secretKey: state.secretKey,
         verifier: state.verifier,
-        taskSet: state.taskSet,
+        families: state.families,
         expectedRunId: body.expected_run_id,
       }),
   });

@@ -33,7 +33,12 @@ export const EvalPlan = NamedRecord("EvalPlan", {
   run_number: Type.Integer({ minimum: 1, maximum: MAX_EVAL_RUNS_PER_SUBMISSION }),
   review: ClosedRecord({ assignment_id: MintedId, session_id: MintedId, review_digest: Sha256Hex }),
   agent_sha256: Sha256Hex,
-  task_set: ClosedRecord({ revision_id: Sha256Hex, task_ids: Type.Array(Type.String()) }),
+  task_set: ClosedRecord({
+    revision_id: Sha256Hex,
+    task_ids: Type.Array(Type.String()),
+    // sha256 of the run's instance seed: a commitment, never the seed (docs: "The task families").
+    instance_seed_sha256: Sha256Hex,
+  }),
   trials: Type.Integer({ minimum: 1 }),
   scoring_policy: Type.Record(Type.String(), Type.Unknown()),
   scoring_policy_digest: Sha256Hex,

@@ -19,6 +19,8 @@ import {
   TelemetrySessionRequest,
   TelemetrySessionResponse,
 } from "./eval-vm-schemas.js";
+import { releaseInstanceSeed } from "./instance-seed-release.js";
+import { InstanceSeedRequest, InstanceSeedResponse } from "./instance-seed-schemas.js";
 import { MAX_PROGRESS_BYTES, recordProgress } from "./progress.js";
 import { canonicalResultBody, MAX_EVAL_RESULT_BYTES, receiveResult } from "./receive-result.js";
 import { runBearer } from "./run-bearer.js";
@@ -85,6 +87,38 @@ export function evalVmRoutes(router: ChallengeRouter<Settings, AgentEvalState>):
     },
     handler: async ({ sql, state, bearer: run }) =>
       json(await runEnv(sql, { runId: run.id, secretKey: state.secretKey })),
+  });
+
+  router.public({
+    method: "POST",
+    path: "/evaluation/v1/runs/:eval_run_id/instance-seed",
+    summary: "The run's instance seed, sealed to the attested evaluator's key",
+    description:
+      "The run token plus {public_key (X25519), report_data_hex, attestation}: the quote must " +
+      "bind sha256(domain, plan digest, run id, plan nonce, public key) and verify as a " +
+      "result's does. The answer is the seed (and the operator's family files) sealed to the " +
+      "key: only the quoting TD opens it. Before the run's result only (409 run_not_running).",
+    ...RUN_ROUTE,
+    body: InstanceSeedRequest,
+    bodyLimit: 256 * 1024,
+    responses: {
+      200: { description: "The sealed release", schema: InstanceSeedResponse },
+      ...RUN_TOKEN_REFUSALS,
+      403: { description: "report_data_binding_mismatch, attestation_rejected" },
+      409: { description: "run_not_running" },
+      503: { description: "verifier_unavailable: nothing released (Retry-After)" },
+    },
+    handler: async ({ sql, state, bearer: run, body, log }) =>
+      json(
+        await releaseInstanceSeed(sql, {
+          runId: run.id,
+          request: body,
+          secretKey: state.secretKey,
+          verifier: state.verifier,
+          families: state.families,
+          log,
+        }),
+      ),
   });
 
   router.public({

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { databaseNow, HttpError, type Static, type TransactionSql } from "@platform/challenge-sdk";
-import { canonicalDigest, capabilityToken, mintId } from "../crypto/index.js";
+import { canonicalDigest, capabilityToken, mintId, sha256Hex } from "../crypto/index.js";
 import type { OwnedSubmission } from "../review/index.js";
 import {
   appendStatusEvent,
@@ -23,7 +23,8 @@ import {
   SCORING_POLICY,
 } from "./eval-plan.js";
 import type { EvalPrepareResponse } from "./eval-schemas.js";
-import type { TaskSet } from "./task-set.js";
+import type { FamilySet } from "./families/index.js";
+import { instanceSeed } from "./instance-seed.js";
 import type { VerifiedAllow } from "./verified-allow.js";
 
 export const EVAL_TOKEN_ENV_KEY = "EVAL_RUN_TOKEN";
@@ -39,7 +40,7 @@ export async function issueRun(
     runNumber: number;
     predecessorId: string | null;
     secretKey: Buffer;
-    taskSet: TaskSet;
+    families: FamilySet;
     /** eval_revalidate when the owner's revalidate restarts a finished evaluation. */
     submissionEvent?: "eval_issue" | "eval_revalidate";
   },
@@ -60,6 +61,7 @@ export async function issueRun(
   const { token, hash: tokenSha256 } = capabilityToken(input.secretKey, "evalRun", runId);
   const expiresAt = new Date(now.getTime() + EVAL_RUN_TTL_SECONDS * 1000);
   const base = `/evaluation/v1/runs/${runId}`;
+  const nonce = randomBytes(24).toString("base64url");
   const plan: EvalPlan = {
     schema_version: EVAL_PLAN_SCHEMA_VERSION,
     run_id: runId,
@@ -72,8 +74,10 @@ export async function issueRun(
     },
     agent_sha256: submission.artifact_sha256,
     task_set: {
-      revision_id: input.taskSet.revision_id,
-      task_ids: input.taskSet.tasks.map((task) => task.id),
+      revision_id: input.families.revision_id,
+      task_ids: input.families.families.map((family) => family.id),
+      // The commitment to the run's secret: a replay checks the seed it is given against it.
+      instance_seed_sha256: sha256Hex(instanceSeed(input.secretKey, { runId, nonce })),
     },
     trials: DEFAULT_TRIALS,
     scoring_policy: SCORING_POLICY,
@@ -83,7 +87,7 @@ export async function issueRun(
       telemetry_session: `${base}/telemetry-session`,
       progress: `${base}/progress`,
     },
-    nonce: randomBytes(24).toString("base64url"),
+    nonce,
     run_token_sha256: tokenSha256,
     issued_at: now.toISOString(),
     expires_at: expiresAt.toISOString(),

@@ -18,9 +18,9 @@ import {
 } from "../state/index.js";
 import { EVAL_ERROR_CODES } from "./eval-errors.js";
 import type { EvalPlan } from "./eval-plan.js";
+import type { FamilySet } from "./families/index.js";
 import { type EvalPrepareAnswer, issueRun } from "./issue-run.js";
 import { consumeRevalidation, pendingRevalidation } from "./revalidate.js";
-import type { TaskSet } from "./task-set.js";
 import { confirmAllowUnchanged, verifyAllow } from "./verified-allow.js";
 
 export interface EvalPrepareRequest {
@@ -28,7 +28,7 @@ export interface EvalPrepareRequest {
   hotkey: string;
   secretKey: Buffer;
   verifier: QuoteVerifier;
-  taskSet: TaskSet;
+  families: FamilySet;
 }
 
 /** The submission's current run as prepare answers it (no token), or null when it has none. */
@@ -102,7 +102,7 @@ export async function prepareEval(
         runNumber: 1,
         predecessorId: null,
         secretKey: request.secretKey,
-        taskSet: request.taskSet,
+        families: request.families,
       });
     }
     const pending = (await revalidationDue(tx, submission.id, current))
@@ -123,7 +123,7 @@ export async function prepareEval(
       runNumber: current.plan.run_number + 1,
       predecessorId: current.run_id,
       secretKey: request.secretKey,
-      taskSet: request.taskSet,
+      families: request.families,
       submissionEvent: (REVALIDATABLE_SUBMISSION_STATES as readonly string[]).includes(
         submission.state,
       )

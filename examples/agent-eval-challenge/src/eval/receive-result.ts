@@ -20,6 +20,7 @@ import {
   decidedVerification,
   type QuoteVerifier,
   rejected,
+  verifierUnavailable,
   verifyAttestation,
 } from "../attestation/index.js";
 import { CanonicalJsonError, parseCanonical, sha256Hex } from "../crypto/index.js";
@@ -150,12 +151,7 @@ export async function receiveResult(
     input.log.warn("eval result parked: the quote verifier is unavailable", {
       run_id: first.runId,
     });
-    throw new HttpError(
-      503,
-      RESULT_ERROR_CODES.verifierUnavailable,
-      "The quote verifier is unavailable; the result is kept. Post the same bytes again later.",
-      { headers: { "retry-after": "30" } },
-    );
+    throw verifierUnavailable("the result is kept. Post the same bytes again later.");
   }
   const receipt = await reviewTransaction(sql, undefined, async (tx) => {
     const [row] = await tx<{ verification: ResultVerification | null }[]>`

@@ -41,7 +41,7 @@ export function replayAuditRoutes(router: ChallengeRouter<Settings, AgentEvalSta
     responses: {
       200: { description: "The selected runs", schema: ReplayAuditRequestListResponse },
     },
-    handler: ({ sql, state }) => listReplayAuditRequests(sql, sampler(state)),
+    handler: ({ sql, state }) => listReplayAuditRequests(sql, sampler(state), state.secretKey),
   });
 
   router.internal({
@@ -55,7 +55,7 @@ export function replayAuditRoutes(router: ChallengeRouter<Settings, AgentEvalSta
       ...NOT_AVAILABLE,
     },
     handler: ({ sql, state, params }) =>
-      replayAuditRequest(sql, params.eval_run_id, sampler(state)),
+      replayAuditRequest(sql, params.eval_run_id, sampler(state), state.secretKey),
   });
 
   router.internal({

@@ -26,6 +26,9 @@ export const ReplayAuditRequestResponse = NamedRecord("ReplayAuditRequestRespons
   agent_sha256: Sha256Hex,
   attested_score: Fraction,
   attested_tasks: Type.Array(EvalTaskResult),
+  // The run's instance seed (its sha256 is the plan's task_set.instance_seed_sha256): a replay
+  // draws the run's exact instances from it. Accepted runs only; never on a public route.
+  instance_seed: Type.String({ pattern: "^[0-9a-f]{64}$" }),
   accepted_at: Timestamp,
 });
 

@@ -12,6 +12,7 @@ import { HttpError, type Sql } from "@platform/challenge-sdk";
 import { canonicalDigest, deriveKey, KeyLabel, sha256Hex } from "../crypto/index.js";
 import type { EvalPlan } from "./eval-plan.js";
 import { type EvalResultCoreRecord, jobScore } from "./eval-result.js";
+import { instanceSeed } from "./instance-seed.js";
 
 /** A replay whose score differs from the attested one by more than this is flagged. */
 export const REPLAY_TOLERANCE = 0.2;
@@ -74,7 +75,12 @@ async function population(sql: Sql, runId?: string): Promise<PopulationRow[]> {
     order by r.id`;
 }
 
-function requestOf(row: PopulationRow, selected: boolean) {
+/**
+ * One run as a validator replays it. The instance seed is here, and only here outside the
+ * sealed release: the run is accepted, so its instances protect nothing any more, and without
+ * them a replay could not draw the same inputs.
+ */
+function requestOf(row: PopulationRow, selected: boolean, secretKey: Buffer) {
   return {
     run_id: row.run_id,
     submission_id: Number(row.submission_id),
@@ -84,12 +90,19 @@ function requestOf(row: PopulationRow, selected: boolean) {
     agent_sha256: row.plan.agent_sha256,
     attested_score: row.result_core.score,
     attested_tasks: row.result_core.tasks,
+    instance_seed: instanceSeed(secretKey, { runId: row.run_id, nonce: row.plan.nonce }).toString(
+      "hex",
+    ),
     accepted_at: row.accepted_at.toISOString(),
   };
 }
 
 /** GET /internal/v1/replay-audits/requests: the selected runs only. */
-export async function listReplayAuditRequests(sql: Sql, sampler: { seed: string; rate: number }) {
+export async function listReplayAuditRequests(
+  sql: Sql,
+  sampler: { seed: string; rate: number },
+  secretKey: Buffer,
+) {
   const rows = await population(sql);
   const selected = new Set(
     sampleRuns(
@@ -101,7 +114,9 @@ export async function listReplayAuditRequests(sql: Sql, sampler: { seed: string;
   return {
     rate: sampler.rate,
     population: rows.length,
-    requests: rows.filter((row) => selected.has(row.run_id)).map((row) => requestOf(row, true)),
+    requests: rows
+      .filter((row) => selected.has(row.run_id))
+      .map((row) => requestOf(row, true, secretKey)),
   };
 }
 
@@ -110,6 +125,7 @@ export async function replayAuditRequest(
   sql: Sql,
   runId: string,
   sampler: { seed: string; rate: number },
+  secretKey: Buffer,
 ) {
   const rows = await population(sql);
   const row = rows.find((candidate) => candidate.run_id === runId);
@@ -119,7 +135,7 @@ export async function replayAuditRequest(
     sampler.rate,
     rows.map((candidate) => candidate.run_id),
   ).includes(runId);
-  return requestOf(row, selected);
+  return requestOf(row, selected, secretKey);
 }
 
 export interface ReplayTask {

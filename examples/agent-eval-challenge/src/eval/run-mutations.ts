@@ -101,7 +101,7 @@ export async function retryEval(
       runNumber: previous.run_number + 1,
       predecessorId: previous.id,
       secretKey: request.secretKey,
-      taskSet: request.taskSet,
+      families: request.families,
     });
   });
 }

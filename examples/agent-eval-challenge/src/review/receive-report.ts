@@ -18,6 +18,7 @@ import {
   decidedVerification,
   type QuoteVerifier,
   rejected,
+  verifierUnavailable,
   verifyAttestation,
 } from "../attestation/index.js";
 import { deriveKey, KeyLabel, seal } from "../crypto/index.js";
@@ -90,9 +91,6 @@ export interface ReceiveReportInput {
   log: Logger;
 }
 
-/** Seconds a VM should wait before posting the same envelope again after a 503. */
-export const VERIFIER_RETRY_AFTER_SECONDS = 30;
-
 export async function receiveReport(sql: Sql, input: ReceiveReportInput): Promise<ReportAnswer> {
   const receiptSha256 = envelopeReceiptSha256(input.envelope);
   const first = await reviewTransaction(sql, undefined, (tx) =>
@@ -105,11 +103,8 @@ export async function receiveReport(sql: Sql, input: ReceiveReportInput): Promis
     input.log.warn("review report parked: the quote verifier is unavailable", {
       assignment_id: first.assignmentId,
     });
-    throw new HttpError(
-      503,
-      VM_ERROR_CODES.verifierUnavailable,
-      "The quote verifier is unavailable; the report is kept with its nonce. Post the same envelope again later.",
-      { headers: { "retry-after": String(VERIFIER_RETRY_AFTER_SECONDS) } },
+    throw verifierUnavailable(
+      "the report is kept with its nonce. Post the same envelope again later.",
     );
   }
   const receipt = await reviewTransaction(sql, undefined, (tx) =>

@@ -1,11 +1,18 @@
 // Helpers of the eval worker's tests: the reference agents (agents/<name>) as files and as the
-// ZIP a miner uploads, the reference task set, and a submission of a given agent ZIP taken
+// ZIP a miner uploads, instances of the reference families, and a submission of a given agent ZIP taken
 // through the real routes to a prepared eval run (review allowed with a development quote, env
 // confirmed empty, launched, eval/prepare): eval-kit's preparedRun, with the agent chosen.
+import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { writeZip } from "@platform/challenge-sdk/testing";
-import { loadTaskSet, type TaskSet } from "../../src/eval/task-set.js";
+import {
+  checkInstance,
+  instanceInput,
+  REFERENCE_FAMILIES,
+  type TaskFamily,
+} from "../../src/eval/families/index.js";
+import type { TrialTask } from "../../src/eval-worker/run-trial.js";
 import type { AgentEvalTest } from "../agent-eval-kit.js";
 import { type PreparedRun, preparedRun } from "../eval/eval-kit.js";
 
@@ -13,10 +20,25 @@ export const AGENTS_DIR = fileURLToPath(new URL("../../agents/", import.meta.url
 export const WORKER = fileURLToPath(new URL("../../dist/eval-worker.js", import.meta.url));
 export const AGENT_IMAGE = "platform/agent-eval-agent:local";
 
-export type AgentName = "good" | "half" | "escape";
+export type AgentName = "good" | "half" | "escape" | "canned";
 
-export const loadReferenceTaskSet = (): Promise<TaskSet> =>
-  loadTaskSet(new URL("../../tasks/task-set.json", import.meta.url));
+/** The reference family `id`. */
+export const referenceFamily = (id: string): TaskFamily =>
+  REFERENCE_FAMILIES.find((family) => family.id === id)!;
+
+/** One instance of the reference family `id` (a fresh seed unless given) and its checker. */
+export function referenceInstance(
+  id: string,
+  seed: Buffer = randomBytes(32),
+  trial = 1,
+): { task: TrialTask; check: (output: Buffer) => 0 | 1 } {
+  const family = referenceFamily(id);
+  const input = instanceInput(family, seed, trial);
+  return {
+    task: { id, instructions: family.instructions, input },
+    check: (output) => checkInstance(family, input, output),
+  };
+}
 
 /** The files of agents/<name> (or of `files`), as name -> bytes. */
 export function agentFiles(name: AgentName): Record<string, Buffer> {

@@ -7,6 +7,7 @@ import { execFile } from "node:child_process";
 import {
   cpSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
@@ -15,9 +16,12 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { dockerTaskRunner } from "@platform/challenge-sdk/tasks";
 import { createMinerKey, testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EvalPlan } from "../../src/eval/eval-plan.js";
 import { signTelemetryGrant, type TelemetryGrant } from "../../src/eval/telemetry-grant.js";
+import { replayRun } from "../../src/eval-worker/replay-run.js";
 import { type AgentEvalTest, startAgentEval } from "../agent-eval-kit.js";
 import { grantFor, type PreparedRun, preparedRun } from "../eval/eval-kit.js";
 import {
@@ -180,29 +184,77 @@ describe(`the reference eval worker (on ${backend})`, () => {
     expect(await runRow(prepared)).toEqual({ state: "prepared", score: null });
   }, 120_000);
 
-  it("exits 1 before running anything when its task set is not the plan's", async () => {
+  it("exits 1 before running anything when its task families are not the plan's", async () => {
     const prepared = await preparedRunOf(t, agentArchive(agentFiles("good")));
-    // The same bundle beside another task set: one task's expected answer changed.
+    // The same bundle with one reference family's instructions changed: another revision.
     const copy = mkdtempSync(join(tmpdir(), "eval-worker-copy-"));
     try {
-      cpSync(WORKER, join(copy, "dist", "eval-worker.js"));
-      const taskSetFile = new URL("../../tasks/task-set.json", import.meta.url);
-      const document = JSON.parse(readFileSync(taskSetFile, "utf8")) as {
-        tasks: { checker: { expected: string } }[];
-      };
-      document.tasks[0]!.checker.expected = "anything\n";
-      cpSync(taskSetFile, join(copy, "tasks", "task-set.json"));
-      writeFileSync(join(copy, "tasks", "task-set.json"), JSON.stringify(document));
+      const bundle = readFileSync(WORKER, "utf8");
+      const instructions = "Write the lines of the input in reverse order, one per line.";
+      expect(bundle).toContain(instructions);
+      mkdirSync(join(copy, "dist"));
+      writeFileSync(
+        join(copy, "dist", "eval-worker.js"),
+        bundle.replace(instructions, "Write the lines backwards."),
+      );
+      cpSync(join(WORKER, "../../dev-keys"), join(copy, "dev-keys"), { recursive: true });
       const result = await runWorker(prepared, grantFor(prepared), {
         worker: join(copy, "dist", "eval-worker.js"),
       });
       expect(result.code, result.stdout).toBe(1);
       expect(result.stdout).toContain("failed (task_set_mismatch)");
+      expect(result.stdout).not.toMatch(/task \S+ trial/);
       expect(await runRow(prepared)).toEqual({ state: "prepared", score: null });
     } finally {
       rmSync(copy, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it("replays an accepted run: the same instances, the same checks, the same score", async () => {
+    const zip = agentArchive(agentFiles("half"));
+    const prepared = await preparedRunOf(t, zip);
+    const result = await runWorker(prepared);
+    expect(result.code, result.stdout).toBe(0);
+    expect(await runRow(prepared)).toEqual({ state: "accepted", score: 0.5 });
+    const printed = [
+      ...result.stdout.matchAll(/task (\S+) trial (\d+): .*, input ([0-9a-f]{16}),/g),
+    ];
+    expect(printed).toHaveLength(prepared.plan.task_set.task_ids.length * prepared.plan.trials);
+
+    const request = await t.fetch(`/internal/v1/replay-audits/${prepared.runId}/request`, {
+      headers: t.internalHeaders,
+    });
+    expect(request.status).toBe(200);
+    const runner = dockerTaskRunner({ pull: false });
+    try {
+      const replayed = await replayRun({
+        request: (await request.json()) as { plan: EvalPlan; instance_seed: string },
+        agentZip: zip,
+        runner,
+        image: AGENT_IMAGE,
+        timeoutSeconds: 30,
+      });
+      // Every trial drew the input the evaluator drew (its printed sha256 prefix).
+      for (const [, task, trial, input] of printed) {
+        expect(replayed.inputs[`${task}/${trial}`]?.slice(0, 16)).toBe(input);
+      }
+      const posted = await t.fetch(`/internal/v1/replay-audits/${prepared.runId}/result`, {
+        method: "POST",
+        headers: { ...t.internalHeaders, "content-type": "application/json" },
+        body: JSON.stringify({ audit_id: "replay-test-audit-0001", tasks: replayed.tasks }),
+      });
+      const text = await posted.text();
+      expect(posted.status, text).toBe(200);
+      expect(JSON.parse(text)).toMatchObject({
+        attested_score: 0.5,
+        replay_score: 0.5,
+        delta: 0,
+        exceeds_tolerance: false,
+      });
+    } finally {
+      await runner.close();
+    }
+  }, 240_000);
 
   it("runs from its image (docker run --network host, the engine's socket), as an Eval VM would", async () => {
     const inspected = await run("docker", ["image", "inspect", EVAL_WORKER_IMAGE], {});

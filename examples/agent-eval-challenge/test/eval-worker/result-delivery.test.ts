@@ -5,21 +5,22 @@
 // run left verifying and nothing credited.
 import { testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TaskSet } from "../../src/eval/task-set.js";
 import { loadEvalWorkerSettings } from "../../src/eval-worker/eval-worker-settings.js";
 import { runEval } from "../../src/eval-worker/run-eval.js";
-import { type AgentEvalTest, startAgentEval, withVerifier } from "../agent-eval-kit.js";
+import {
+  type AgentEvalTest,
+  startAgentEval,
+  verifierOutage,
+  withVerifier,
+} from "../agent-eval-kit.js";
 import { grantFor, type PreparedRun, preparedRun } from "../eval/eval-kit.js";
-import { loadReferenceTaskSet } from "./eval-worker-kit.js";
 
 const [backend] = await testBackends();
 
 describe(`the eval worker's result delivery (on ${backend})`, () => {
   let t: AgentEvalTest;
-  let taskSet: TaskSet;
   beforeAll(async () => {
     t = await startAgentEval(backend!, { SUBMISSION_WINDOW_SECONDS: "0" });
-    taskSet = await loadReferenceTaskSet();
   }, 60_000);
   afterAll(() => t?.close());
 
@@ -38,7 +39,7 @@ describe(`the eval worker's result delivery (on ${backend})`, () => {
   it("posts the result once and returns the receipt", async () => {
     const run = await preparedRun(t);
     const lines: string[] = [];
-    const result = await runEval(settingsOf(run), taskSet, { log: (line) => lines.push(line) });
+    const result = await runEval(settingsOf(run), { log: (line) => lines.push(line) });
     expect(result, lines.join("\n")).toMatchObject({ receipted: true, score: 0 });
     expect(lines.join("\n")).toContain("eval-worker: result receipted (HTTP 202)");
     expect(lines.join("\n")).not.toMatch(/result attempt/);
@@ -62,19 +63,29 @@ describe(`the eval worker's result delivery (on ${backend})`, () => {
     const run = await preparedRun(t);
     const lines: string[] = [];
     const started = Date.now();
-    await withVerifier(t, async () => {
-      const result = await runEval(settingsOf(run), taskSet, {
-        log: (line) => lines.push(line),
-        // The service asks for 30 s: more than this budget, so no second attempt.
-        resultRetryBudgetMs: 5_000,
-      });
-      expect(result).toMatchObject({ receipted: false, reason: "result_refused" });
-      if (result.receipted) return;
-      expect(result.message).toMatch(
-        /^POST \/result: no 2xx within 5 s \(last: POST \/result answered 503 verifier_unavailable/,
-      );
-      expect(result.message).not.toContain(run.runToken);
-    });
+    // The verifier answers the instance seed's release, then is away for the result.
+    const working = t.state.verifier;
+    let quotes = 0;
+    await withVerifier(
+      t,
+      async () => {
+        const result = await runEval(settingsOf(run), {
+          log: (line) => lines.push(line),
+          // The service asks for 30 s: more than this budget, so no second attempt.
+          resultRetryBudgetMs: 5_000,
+        });
+        expect(result).toMatchObject({ receipted: false, reason: "result_refused" });
+        if (result.receipted) return;
+        expect(result.message).toMatch(
+          /^POST \/result: no 2xx within 5 s \(last: POST \/result answered 503 verifier_unavailable/,
+        );
+        expect(result.message).not.toContain(run.runToken);
+      },
+      (quote, options) => {
+        quotes += 1;
+        return quotes === 1 ? working.verify(quote, options) : verifierOutage(quote, options);
+      },
+    );
     // It never waited the 30 s the service asked for, nor retried: one attempt, no wait line.
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(lines.filter((line) => /result attempt \d+:/.test(line))).toEqual([]);

@@ -12,7 +12,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dockerTaskRunner } from "@platform/challenge-sdk/tasks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkTaskOutput, type EvalTask } from "../../src/eval/task-set.js";
 import { agentTaskFiles } from "../../src/eval-worker/agent-files.js";
 import {
   MAX_EVENT_LINE_CHARS,
@@ -27,11 +26,9 @@ import {
   type AgentName,
   agentArchive,
   agentFiles,
-  loadReferenceTaskSet,
+  referenceInstance,
 } from "./eval-worker-kit.js";
 
-const taskSet = await loadReferenceTaskSet();
-const task = (id: string): EvalTask => taskSet.tasks.find((candidate) => candidate.id === id)!;
 const runner = dockerTaskRunner({ pull: false });
 let jobs = 0;
 
@@ -43,17 +40,18 @@ async function trial(
   jobs += 1;
   const agent = await agentTaskFiles(agentArchive(files));
   if (!agent.ok) throw new Error(agent.message);
+  const instance = referenceInstance(taskId);
   const run = await runTrial({
     runner,
     image: AGENT_IMAGE,
     jobId: `eval-worker-test-${process.pid}-${jobs}`,
-    task: task(taskId),
+    task: instance.task,
     agentFiles: agent.files,
     minerEnv: options.minerEnv ?? {},
     timeoutSeconds: options.timeoutSeconds ?? 30,
   });
-  const score = run.output === null ? 0 : checkTaskOutput(task(taskId), run.output);
-  return { run, score };
+  const score = run.output === null ? 0 : instance.check(run.output);
+  return { run, score, input: instance.task.input };
 }
 
 const reference = (name: AgentName) => agentFiles(name);
@@ -73,13 +71,13 @@ describe("a trial in the agent image", () => {
   afterAll(() => runner.close());
 
   it("copies the good agent's output out; the checker here passes it", async () => {
-    const { run, score } = await trial(reference("good"), "csv-to-json");
+    const { run, score, input } = await trial(reference("good"), "csv-to-json");
     expect(run.outputStatus).toBe("ok");
     expect(run.agentExitCode).toBe(0);
     expect(score).toBe(1);
     expect(run.lines).toContainEqual({
       stream: "stdout",
-      message: "solving csv-to-json (64 characters of input)",
+      message: `solving csv-to-json (${input.length} characters of input)`,
     });
     // The frame is the worker's, not a line of the agent's.
     expect(run.lines.some((line) => line.message.includes("@@agent-eval-output-"))).toBe(false);

@@ -94,6 +94,7 @@ describe("the miner's tool against `platform dev` (issue 14, done when)", () => 
     ]);
     expect(run.code, run.output).toBe(0);
     expect(lastLine(run.output), run.output).toBe("final score: 1");
+    expect(run.output).toContain("eval-worker: instances: seed released to this worker's key");
     const hotkey = hotkeyOf(run.output);
     for (const step of [
       "env: confirmed empty",
@@ -129,15 +130,33 @@ describe("the miner's tool against `platform dev` (issue 14, done when)", () => 
     expect(onChain.last_confirmed.uids).toContain(onChain.uid);
   }, 300_000);
 
-  it("stops agents/escape at the review: no evaluation, final score 0", async () => {
-    const run = await runMiner([
+  /** The miner's tool with a fresh key, through the master's proxy, on agents/<name>. */
+  const runAgentThroughProxy = (name: string) =>
+    runMiner([
       "run",
       "--url",
       `${master}/challenges/agent-eval`,
       "--new-key",
       "--agent",
-      join(example, "agents/escape"),
+      join(example, "agents", name),
     ]);
+
+  it("scores agents/canned (the public examples' answers) no more than chance", async () => {
+    // Issue 36: against the fixed task set this agent scored 1. Each run's instances are drawn
+    // from a seed released to the evaluator after the agent is fixed, so no input hash matches
+    // and its answer for a family is a blind guess: only word-count's small integer can be hit
+    // by chance (1 in 361 a trial), so one lucky trial of 16 at most.
+    const run = await runAgentThroughProxy("canned");
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toContain("review: allowed");
+    expect(run.output).toContain("eval-worker: instances: seed released to this worker's key");
+    expect(run.output).toContain("eval-worker: result receipted (HTTP 202)");
+    const score = Number(/^final score: (\S+)$/.exec(lastLine(run.output) ?? "")?.[1]);
+    expect(score, run.output).toBeLessThanOrEqual(1 / 16);
+  }, 300_000);
+
+  it("stops agents/escape at the review: no evaluation, final score 0", async () => {
+    const run = await runAgentThroughProxy("escape");
     expect(run.code, run.output).toBe(0);
     expect(run.output).toContain("review: rejected");
     expect(run.output).not.toContain("eval: run ");
