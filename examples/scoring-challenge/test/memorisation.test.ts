@@ -2,10 +2,9 @@
 // that carries bytes it expects to be scored on and predicts each row from its memory, using only
 // earlier bytes (causal: the twin check cannot object), after answering the step-0 probe with an
 // honest random-init model. It scored 0.94-0.9999 when the stream was the pool's first bytes.
-// Now it earns no more than the honest model it carries (bundles/good), within the sampling
-// tolerance of the memorisation gap, whether it carries the pool's first bytes (what a miner
-// could know in advance) or the epoch's stream itself (leaked from an earlier run of the epoch):
-// the holdout, which never leaves the scorer, decides.
+// Now the pool's first bytes buy nothing, and the epoch's stream itself (leaked from an earlier
+// run of the epoch) buys no more than carrying as many bytes of the public pool, within the
+// sampling tolerance of the memorisation gap: the holdout, which never leaves the scorer, decides.
 import { readFileSync } from "node:fs";
 import { createMinerKey, testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,51 +33,55 @@ const goodArchitecture = readFileSync(
 );
 const goodTraining = readFileSync(new URL("../bundles/good/training.py", import.meta.url), "utf8");
 
-/** bundles/good plus a memory of `memory` and a gate that train(ctx) opens after the probe. */
-function memoriser(memory: Buffer): Buffer {
-  const literal = JSON.stringify([...memory]);
+/**
+ * bundles/good plus a recall: the byte that followed the last 2K bytes in its memory, mixed into
+ * good's prediction once train(ctx) opens the gate (closed as built: the step-0 probe sees good's
+ * random-init model). `carried`: the memory holds those bytes from the start (the attack); null:
+ * it starts empty and train(ctx) writes each batch into it after it was charged (the honest cache
+ * model the same code makes without smuggled bytes).
+ */
+function recaller(carried: Buffer | null, size: number): Buffer {
+  const initial = carried === null ? `[-1.0] * ${size}` : JSON.stringify([...carried]);
   const architecture = `${goodArchitecture.replace(/\ndef build_model\(ctx\):[\s\S]*$/, "\n")}
 import torch.nn.functional as F
 
-MEMORY = ${literal}
+MEMORY = ${initial}
 K = 4  # two keys of K bytes: the last 2K bytes before a position
 
 
-class Memoriser(nn.Module):
-    """good's transformer, and a recall: the byte that followed the last 2K bytes in MEMORY."""
-
+class Recaller(nn.Module):
     def __init__(self, vocab, max_len):
         super().__init__()
         self.honest = ByteTransformer(vocab, max_len)
-        self.gate = nn.Parameter(torch.zeros(1))  # closed as built: the probe sees the honest model
-        memory = torch.tensor(MEMORY, dtype=torch.float64)
-        weights = 256.0 ** torch.arange(K - 1, -1, -1, dtype=torch.float64)
-        n = len(MEMORY) - 2 * K
-        near = sum(memory[K + j : K + j + n] * weights[j] for j in range(K))
-        far = sum(memory[j : j + n] * weights[j] for j in range(K))
-        self.register_buffer("near", near.view(1, 1, -1))
-        self.register_buffer("far", far.view(1, 1, -1))
-        self.register_buffer("after", torch.tensor(MEMORY[2 * K :], dtype=torch.long))
-        self.register_buffer("weights", weights.view(1, 1, K))
+        self.gate = nn.Parameter(torch.zeros(1))
+        self.register_buffer("memory", torch.tensor(MEMORY, dtype=torch.float64))
+        self.register_buffer("weights", (256.0 ** torch.arange(K - 1, -1, -1, dtype=torch.float64)).view(1, 1, K))
 
-    def keys(self, tokens, shift):
-        window = F.pad(tokens.double().unsqueeze(1), (K - 1 + shift, 0), value=-1.0)
-        return F.conv1d(window[:, :, : tokens.shape[1] + K - 1], self.weights).squeeze(1)
+    def keys(self, values, shift):
+        window = F.pad(values.unsqueeze(1), (K - 1 + shift, 0), value=-1.0)
+        return F.conv1d(window[:, :, : values.shape[1] + K - 1], self.weights).squeeze(1)
 
     def forward(self, tokens):
         logits = self.honest(tokens)
-        match = (self.keys(tokens, 0).unsqueeze(-1) == self.near) & (self.keys(tokens, K).unsqueeze(-1) == self.far)
+        memory = self.memory.view(1, -1)
+        # Memory position i answers "what followed the 2K bytes ending at i": the byte at i + 1.
+        near, far = self.keys(memory, 0)[:, :-1], self.keys(memory, K)[:, :-1]
+        after = memory[:, 1:]
+        valid = (after >= 0.0) & (far >= 0.0)
+        queries = tokens.double()
+        match = (self.keys(queries, 0).unsqueeze(-1) == near.unsqueeze(1)) & (self.keys(queries, K).unsqueeze(-1) == far.unsqueeze(1)) & valid.unsqueeze(1)
         found = match.any(-1, keepdim=True)
-        recalled = self.after.index_select(0, match.double().argmax(-1).flatten()).view(tokens.shape)
-        # Sure but not reckless: a wrong recall costs the honest prediction and 3.3 bits more.
+        index = match.double().argmax(-1).flatten()
+        recalled = after.view(-1).index_select(0, index).clamp_min(0.0).long().view(tokens.shape)
+        # Sure but not reckless: a wrong recall costs good's prediction and 3.3 bits more.
         mixed = torch.log(0.9 * F.one_hot(recalled, 256).float() + 0.1 * F.softmax(logits, dim=-1))
         return logits + self.gate * (torch.where(found, mixed, logits) - logits)
 
 
 def build_model(ctx):
-    return Memoriser(ctx.vocab_size, ctx.sequence_length)
+    return Recaller(ctx.vocab_size, ctx.sequence_length)
 `;
-  const training = `"""good's loop; the memory opens after the first batch (the probe has been answered)."""
+  const training = `"""good's loop; the recall opens once the probe is answered${carried === null ? "; each batch joins the memory after it was charged" : ""}."""
 
 import torch
 import torch.nn.functional as F
@@ -88,10 +91,14 @@ def train(ctx):
     model = ctx.build_model()
     optimizer = torch.optim.AdamW(model.honest.parameters(), lr=1e-2, betas=(0.9, 0.98), weight_decay=0.01)
     model.train()
+    filled = 0
     for batch in ctx.iter_train_batches(model):
+        tokens = batch.tokens
         with torch.no_grad():
             model.gate.fill_(1.0)
-        tokens = batch.tokens
+            ${carried === null ? "" : "# "}seen = tokens[:, 1:].reshape(-1) if filled else tokens.reshape(-1)
+            ${carried === null ? "" : "# "}model.memory[filled : filled + seen.numel()] = seen.double()[: model.memory.numel() - filled]
+            ${carried === null ? "" : "# "}filled = min(model.memory.numel(), filled + seen.numel())
         logits = model.honest(tokens)
         loss = F.cross_entropy(logits[:, :-1].reshape(-1, ctx.vocab_size), tokens[:, 1:].reshape(-1))
         optimizer.zero_grad(set_to_none=True)
@@ -109,6 +116,8 @@ interface Scored {
   final_score: number | null;
   bpb: number | null;
   epoch_id: number;
+  /** Bits per byte the run's holdout cost (from the stored report). */
+  holdout_bpb: number;
 }
 
 describe.runIf(ready)(`memorising the scored bytes (${backend})`, () => {
@@ -135,12 +144,19 @@ describe.runIf(ready)(`memorising the scored bytes (${backend})`, () => {
       headers: { authorization: `Bearer ${t.token}` },
     });
     expect(next.status, await next.clone().text()).toBe(200);
-    return (await (await t.fetch(`/v1/submissions/${id}`)).json()) as Scored;
+    const record = (await (await t.fetch(`/v1/submissions/${id}`)).json()) as Scored;
+    const [row] = await t.sql<
+      { report: { holdout: { covered_bytes: number; nll_nats: number } } }[]
+    >`
+      select report from submissions where id = ${id}::bigint`;
+    const holdout = row!.report.holdout;
+    return { ...record, holdout_bpb: holdout.nll_nats / (Math.LN2 * holdout.covered_bytes) };
   };
 
+  // The honest comparator is the same code without smuggled bytes: a cache of what it was shown.
   let honest: Scored;
   beforeAll(async () => {
-    honest = await score(bundleZip(goodArchitecture, goodTraining));
+    honest = await score(recaller(null, 16384));
     expect(honest).toMatchObject({ status: "completed", error: null });
   });
   afterAll(async () => {
@@ -149,27 +165,46 @@ describe.runIf(ready)(`memorising the scored bytes (${backend})`, () => {
 
   it("carrying the pool's first bytes (the old stream) earns no more than honest", async () => {
     const corpus = await loadCorpus();
-    const attack = await score(memoriser(corpus.training.subarray(0, 16384)));
+    const attack = await score(recaller(corpus.training.subarray(0, 16384), 16384));
     console.info("memorisation figures (the pool's first bytes)", { honest, attack, TOLERANCE });
-    expect(attack.status).toBe("completed");
+    expect(attack).toMatchObject({ status: "completed", error: null });
     expect(attack.bpb!).toBeGreaterThanOrEqual(honest.bpb! - TOLERANCE);
   });
 
-  it("carrying the epoch's own stream, leaked from an earlier run, earns no more than honest", async () => {
-    const corpus = await loadCorpus();
-    const { stream } = scoredBytes(corpus, epochSeed(Buffer.from(SECRET, "hex"), honest.epoch_id), {
+  // What a miner can know in advance: the public pool. A bundle that carries as many bytes of it,
+  // drawn like a sample (with a secret of the miner's own), carries knowledge of the pool's text.
+  let carriedPublic: Scored;
+  const sample = async (secret: string, epochId: number) =>
+    scoredBytes(await loadCorpus(), epochSeed(Buffer.from(secret, "hex"), epochId), {
       tokenBudget: Number(BUDGET.TOKEN_BUDGET),
       holdoutBytes: Number(BUDGET.HOLDOUT_BYTES),
+    }).stream;
+
+  it("carrying a sample of the public pool is knowledge, not the scored bytes: no gap", async () => {
+    const carried = await sample("a1".repeat(32), honest.epoch_id);
+    carriedPublic = await score(recaller(carried, carried.length));
+    console.info("memorisation figures (a public sample)", { honest, carriedPublic });
+    expect(carriedPublic).toMatchObject({ status: "completed", error: null });
+  });
+
+  it("carrying the epoch's own stream, leaked from an earlier run, earns no more than carrying public text", async () => {
+    const stream = await sample(SECRET, honest.epoch_id);
+    const attack = await score(recaller(stream, stream.length));
+    console.info("memorisation figures (the epoch's stream)", {
+      honest,
+      carriedPublic,
+      attack,
+      TOLERANCE,
     });
-    const attack = await score(memoriser(stream));
     expect(attack.status).toBe("completed");
-    // It did predict the stream from memory (at under half the honest cost), and the score
-    // counted the holdout instead.
+    // It did predict the stream from memory (at under half the honest cost)...
     const streamCost = Number(
       /^memorisation gap: the stream cost ([0-9.]+) /.exec(attack.error ?? "")?.[1],
     );
-    console.info("memorisation figures (the epoch's stream)", { honest, attack, TOLERANCE });
     expect(streamCost, attack.error ?? "").toBeLessThan(honest.bpb! / 2);
-    expect(attack.bpb!).toBeGreaterThanOrEqual(honest.bpb! - TOLERANCE);
+    // ...so the score counted the holdout, text it had not seen, less the tolerance: knowing the
+    // scored bytes bought no more than carrying as many bytes of the public pool.
+    expect(attack.bpb!).toBeCloseTo(attack.holdout_bpb - TOLERANCE, 2);
+    expect(attack.bpb!).toBeGreaterThanOrEqual(carriedPublic.bpb! - TOLERANCE);
   });
 });

@@ -3,9 +3,11 @@
 // fail under CI).
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import type { Backend } from "@platform/challenge-sdk/testing";
 import { startTestChallenge, type TestChallenge } from "@platform/challenge-sdk/testing";
 import { challenge } from "../src/challenge.js";
+import { DEFAULT_CORPUS_DIR } from "../src/corpus.js";
 import { DEFAULT_EVAL_IMAGE } from "../src/harness-task.js";
 import type { ScoringState } from "../src/scoring-state.js";
 import { writeZip } from "./zip-writer.js";
@@ -29,6 +31,9 @@ export async function startScoring(
       TOKEN_BUDGET: "16384",
       HOLDOUT_BYTES: "4096",
       RUN_TIMEOUT_SECONDS: "300",
+      // The small pinned corpus: fast to load, the same on every machine (the built public pool
+      // is 132 MB and only where corpus/build-pool.sh ran).
+      CORPUS_DIR: fileURLToPath(DEFAULT_CORPUS_DIR),
       ...env,
     },
   });
