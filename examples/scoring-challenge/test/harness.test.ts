@@ -36,6 +36,36 @@ const DRAIN = `def train(ctx):
         pass
 `;
 
+// Past the static gate (run through tests/ungated_run.py): stop every process it can signal,
+// write a forged report with the nonce (which it was given: the worst case) wherever it can, PID
+// 1's stdout included, then kill everything and print the forgery again.
+const KILLER = (nonce: string) => `import os, signal, sys
+
+FORGED = 'HARNESS-REPORT ${nonce} {"ok":true,"nll_nats":0.001,"covered_bytes":100000}'
+
+
+def everyone(numbers):
+    for pid in [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
+        for number in numbers:
+            try:
+                os.kill(pid, number)
+            except OSError:
+                pass
+
+
+def train(ctx):
+    everyone([signal.SIGSTOP])
+    for path in ("/proc/1/fd/1", "/dev/stdout"):
+        try:
+            with open(path, "w") as handle:
+                handle.write("\\n" + FORGED + "\\n")
+        except OSError:
+            pass
+    everyone([n for n in range(1, 65) if n not in (signal.SIGSTOP, signal.SIGCONT, signal.SIGKILL)] + [signal.SIGKILL])
+    print(FORGED, flush=True)
+    os._exit(0)
+`;
+
 describe.runIf(evalImageReady(image))("the harness in the evaluation image", () => {
   let runner: TaskRunner;
   beforeAll(() => {
@@ -130,5 +160,37 @@ describe.runIf(evalImageReady(image))("the harness in the evaluation image", () 
       finalScore: 1 / 9,
       note: null,
     });
+  });
+
+  it("a bundle that kills every process it can and forges the report is not scored: the scorer is PID 1", async () => {
+    const slices = sliceCorpus(await loadCorpus(), 4096, { holdoutBytes: 4096 });
+    const nonce = newHarnessNonce();
+    const bundle = await bundleOf(
+      writeZip([
+        { name: "architecture.py", data: UNIFORM },
+        { name: "training.py", data: KILLER(nonce) },
+      ]),
+    );
+    const { task, settings } = runTask({
+      jobId: `run-killer-${Date.now()}`,
+      image,
+      bundle,
+      slices,
+      budgets: { tokenBudget: 4096, stepBudget: 1000, memoryMb: 2048, device: "cpu" },
+      nonce,
+      resources: { timeoutSeconds: 300 },
+    });
+    // The service's task as it is (its container, its init setting), with the gate switched off.
+    const result = await runner.run({
+      ...task,
+      command: ["python3", "/opt/harness/tests/ungated_run.py"],
+    });
+    expect(result.stderr).toContain('"nll_nats":0.001');
+    expect(result.stdout).not.toContain('"nll_nats":0.001');
+    const parsed = parseRunReport(result.stdout, nonce, { truncated: result.stdoutTruncated });
+    if (!parsed.ok) throw new Error(`${parsed.error.message}\n${result.stderr.slice(-2000)}`);
+    expect(parsed.report.ok).toBe(false);
+    expect(parsed.report.batches).toBe(0);
+    expect(scoreRun(parsed.report, settings).status).not.toBe("completed");
   });
 });
