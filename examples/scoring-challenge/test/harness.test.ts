@@ -3,8 +3,8 @@
 // score.ts turns a uniform model's measurements into exactly 8 bits per byte.
 import { dockerTaskRunner, type TaskRunner } from "@platform/challenge-sdk/tasks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openBundle } from "../src/bundle/index.js";
-import { loadCorpus, sliceCorpus } from "../src/corpus.js";
+import { type Bundle, openBundle } from "../src/bundle/index.js";
+import { type CorpusSlices, loadCorpus, sliceCorpus } from "../src/corpus.js";
 import { newHarnessNonce, parseGateReport, parseRunReport } from "../src/harness-report.js";
 import { DEFAULT_EVAL_IMAGE, gateTask, runTask } from "../src/harness-task.js";
 import { scoreRun } from "../src/score.js";
@@ -79,6 +79,18 @@ describe.runIf(evalImageReady(image))("the harness in the evaluation image", () 
     return opened.value;
   }
 
+  /** The scored run of `bundle` on 4 KiB of the corpus, on the CPU, as the service builds it. */
+  const smallRun = (name: string, bundle: Bundle, slices: CorpusSlices, nonce: string) =>
+    runTask({
+      jobId: `run-${name}-${Date.now()}`,
+      image,
+      bundle,
+      slices,
+      budgets: { tokenBudget: 4096, stepBudget: 1000, memoryMb: 2048, device: "cpu" },
+      nonce,
+      resources: { timeoutSeconds: 300 },
+    });
+
   const uniformBundle = () =>
     bundleOf(
       writeZip([
@@ -130,17 +142,8 @@ describe.runIf(evalImageReady(image))("the harness in the evaluation image", () 
 
   it("run.py scores a uniform model at exactly 8 bits per byte (score 1/9) on the pinned corpus", async () => {
     const slices = sliceCorpus(await loadCorpus(), 4096, { holdoutBytes: 4096 });
-    const bundle = await uniformBundle();
     const nonce = newHarnessNonce();
-    const { task, settings } = runTask({
-      jobId: `run-uniform-${Date.now()}`,
-      image,
-      bundle,
-      slices,
-      budgets: { tokenBudget: 4096, stepBudget: 1000, memoryMb: 2048, device: "cpu" },
-      nonce,
-      resources: { timeoutSeconds: 300 },
-    });
+    const { task, settings } = smallRun("uniform", await uniformBundle(), slices, nonce);
     const result = await runner.run(task);
     const parsed = parseRunReport(result.stdout, nonce, { truncated: result.stdoutTruncated });
     if (!parsed.ok) throw new Error(`${parsed.error.message}\n${result.stderr.slice(-2000)}`);
@@ -171,15 +174,7 @@ describe.runIf(evalImageReady(image))("the harness in the evaluation image", () 
         { name: "training.py", data: KILLER(nonce) },
       ]),
     );
-    const { task, settings } = runTask({
-      jobId: `run-killer-${Date.now()}`,
-      image,
-      bundle,
-      slices,
-      budgets: { tokenBudget: 4096, stepBudget: 1000, memoryMb: 2048, device: "cpu" },
-      nonce,
-      resources: { timeoutSeconds: 300 },
-    });
+    const { task, settings } = smallRun("killer", bundle, slices, nonce);
     // The service's task as it is (its container, its init setting), with the gate switched off.
     const result = await runner.run({
       ...task,

@@ -7,18 +7,19 @@ container of its own whose PID 1 is the scorer, as the service runs it).
 
 from __future__ import annotations
 
+import textwrap
+
+from tests.support import TRAIN_SGD
+
 # Every way Python has to start a process, each with a marker the started process would write.
-# The seccomp filter refuses all of them; then the bundle trains as usual.
-TRAIN_SPAWNER = r"""
+# The seccomp filter refuses all of them; then the bundle trains as usual (then_training).
+SPAWNER = r"""
     import ctypes
     import json
     import multiprocessing
     import os
     import subprocess
     import sys
-
-    import torch
-    import torch.nn.functional as F
 
     def attempt(action):
         try:
@@ -58,7 +59,7 @@ TRAIN_SPAWNER = r"""
         libc.execve(b"/bin/sh", argv, None)
         raise OSError(ctypes.get_errno(), "execve")
 
-    def train(ctx):
+    def attack(ctx):
         global ARTIFACTS
         ARTIFACTS = ctx.artifacts_dir
         results = {
@@ -72,27 +73,16 @@ TRAIN_SPAWNER = r"""
         }
         results["markers"] = sorted(name for name in os.listdir(ARTIFACTS))
         print("ATTACK " + json.dumps(results), file=sys.stderr, flush=True)
-        model = ctx.build_model()
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-        for batch in ctx.iter_train_batches(model):
-            logits = model(batch.tokens)
-            loss = F.cross_entropy(logits[:, :-1].reshape(-1, ctx.vocab_size), batch.tokens[:, 1:].reshape(-1))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
 """
 
 # Reads /proc/<every pid>/environ and cmdline and every descriptor it can open under
 # /proc/*/fd, looking for the run's secrets (given to it here, as the test knows them), and
 # writes a forged report into every descriptor it can open for writing (but its own wire to the
-# scorer); then it trains as usual, so the run ends with the scorer's honest report.
-TRAIN_PROC_READER = r"""
+# scorer); then it trains as usual (then_training), so the run ends with the scorer's report.
+PROC_READER = r"""
     import json
     import os
     import sys
-
-    import torch
-    import torch.nn.functional as F
 
     NEEDLES = [s.encode() for s in SECRETS]
     FORGED = ("\nHARNESS-REPORT " + SECRETS[0] + ' {"ok":true,"nll_nats":0.001,"covered_bytes":100000}\n').encode()
@@ -110,7 +100,7 @@ TRAIN_PROC_READER = r"""
         except OSError:
             return path
 
-    def train(ctx):
+    def attack(ctx):
         me = os.getpid()
         wire = {link(f"/proc/{me}/fd/{fd}") for fd in os.listdir(f"/proc/{me}/fd") if int(fd) > 2}
         readable, found, written, writable, pids = [], [], [], [], []
@@ -145,14 +135,6 @@ TRAIN_PROC_READER = r"""
             except OSError:
                 pass
         print("ATTACK " + json.dumps({"pids": pids, "readable": readable, "found": found, "written": written}), file=sys.stderr, flush=True)
-        model = ctx.build_model()
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-        for batch in ctx.iter_train_batches(model):
-            logits = model(batch.tokens)
-            loss = F.cross_entropy(logits[:, :-1].reshape(-1, ctx.vocab_size), batch.tokens[:, 1:].reshape(-1))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
 """
 
 # Stops every process it can signal, writes a forged report everywhere it can (PID 1's stdout
@@ -197,8 +179,16 @@ TRAIN_KILLER = r"""
 """
 
 
+def then_training(attack: str) -> str:
+    """training.py: `attack` (which defines attack(ctx)), then tests.support's SGD training."""
+    train = textwrap.dedent(TRAIN_SGD).replace("def train(ctx):\n", "def train(ctx):\n    attack(ctx)\n", 1)
+    return textwrap.dedent(attack) + train
+
+
+TRAIN_SPAWNER = then_training(SPAWNER)
+TRAIN_PROC_READER = then_training(PROC_READER)
+
+
 def with_secrets(training: str, secrets: list[str]) -> str:
     """The bundle's training.py with the secrets it looks for (the nonce first) bound as SECRETS."""
-    import textwrap
-
     return f"SECRETS = {secrets!r}\n" + textwrap.dedent(training)
