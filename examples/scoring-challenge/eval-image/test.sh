@@ -21,10 +21,28 @@ mounts=(-v "$here/../bundles:/bundles:ro" -v "$here/../corpus:/corpus:ro")
 echo "test.sh: harness tests in $image" >&2
 docker run "${hardened[@]}" "${mounts[@]}" "$image" python3 /opt/harness/tests/run_all.py
 
+# The service's layout: the scorer as the container's PID 1 (the task's `init: false`), against
+# bundles past the gate that read every /proc entry and descriptor, and that stop and kill every
+# process they can and forge the report (tests/pid1_attacks.py). PID1_INIT=--init runs the old
+# layout (Docker's init as PID 1), where these checks fail.
+echo "test.sh: the scorer as PID 1 against /proc readers and killers" >&2
+pid1=$(mktemp -d)
+trap 'rm -rf "$pid1"' EXIT
+docker run --rm --network none --user "$(id -u):$(id -g)" -v "$pid1:/out" "${mounts[@]}" "$image" \
+  python3 /opt/harness/tests/pid1_attacks.py prepare /out
+for attack in reader killer; do
+  # shellcheck disable=SC2086
+  docker run "${hardened[@]}" ${PID1_INIT:-} --env-file "$pid1/env" -v "$pid1/$attack:/workspace:ro" \
+    "${mounts[@]}" "$image" python3 /opt/harness/tests/ungated_run.py \
+    >"$pid1/$attack.out" 2>"$pid1/$attack.err" || true
+done
+docker run --rm --network none -v "$pid1:/out:ro" "${mounts[@]}" "$image" \
+  python3 /opt/harness/tests/pid1_attacks.py check /out
+
 # Containment: run the malicious bundle's attempts directly, as if it had passed every gate.
 echo "test.sh: containment of a bundle that got past the gates" >&2
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work" "$pid1"' EXIT
 mkdir -p "$work/corpus"
 head -c 4096 "$here/../corpus/corpus.txt.gz" >"$work/corpus/stream.bin"
 chmod -R a+rX "$work"

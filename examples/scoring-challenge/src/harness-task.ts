@@ -6,7 +6,9 @@
  * run, run.json beside them, all read-only. The nonce (HARNESS_NONCE) and the corpus key
  * (HARNESS_CORPUS_KEY) reach the scorer alone: it makes itself unreadable before reading them and
  * starts the bundle's process with a clean environment. The container is the SDK's hardened one:
- * no network, read-only root, non-root.
+ * no network, read-only root, non-root; and without Docker's init (`init: false`): the harness
+ * command is PID 1, so no process of the bundle's uid holds the secrets in its environment or
+ * the container's stdout (the report channel), and the bundle cannot signal the scorer.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { type Task, type TaskFile, taskFile } from "@platform/challenge-sdk/tasks";
@@ -128,6 +130,7 @@ export function gateTask(options: {
     image: options.image ?? DEFAULT_EVAL_IMAGE,
     command: ["python3", "/opt/harness/gate.py"],
     env: { HARNESS_NONCE: options.nonce },
+    init: false,
     files: bundleTaskFiles(options.bundle),
     limits: { cpus: 1, memoryMb: 512, pids: 64, tmpfsMb: 16 },
     timeoutSeconds: 120,
@@ -152,6 +155,8 @@ export function runTask(options: {
     image: options.image ?? DEFAULT_EVAL_IMAGE,
     command: ["python3", "/opt/harness/run.py"],
     env: { HARNESS_NONCE: options.nonce, HARNESS_CORPUS_KEY: key.toString("hex") },
+    // The scorer is PID 1: nothing above it holds its environment or the container's stdout.
+    init: false,
     files: [
       ...bundleTaskFiles(options.bundle),
       taskFile("corpus/stream.bin", sealCorpusSlice(options.slices.stream, key, "stream")),

@@ -12,6 +12,7 @@ import sys
 sys.dont_write_bytecode = True
 
 import harness_gate  # noqa: E402
+import harness_process  # noqa: E402
 import harness_report  # noqa: E402
 
 
@@ -19,6 +20,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="static gates over a scoring bundle")
     parser.add_argument("--workspace", default="/workspace", help="holds bundle/ (tests only)")
     options = parser.parse_args()
+    harness_process.make_undumpable()  # before the nonce is read: no /proc of this process to read it from
     try:
         nonce = harness_report.take_nonce()
     except harness_report.NonceError as error:

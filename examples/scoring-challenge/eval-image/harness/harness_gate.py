@@ -104,6 +104,23 @@ FORBIDDEN_MODULES = frozenset(
         "torch._C",
         # builds Python source from strings (graph targets) and execs it
         "torch.fx",
+        # launchers: each starts processes (the kernel refuses them in the bundle's process
+        # anyway; the gate names them first). torch.distributed's launcher, elastic agents,
+        # run, rpc and pipelines; DataLoader's worker processes; the Xeon launcher; helpers
+        # that run tools (hipconfig, valgrind, flamegraph); the compiler stacks of newer
+        # torch (torch.compile, dynamo and inductor spawn compiler processes).
+        "torch.distributed",
+        "torch.utils.data.dataloader",
+        "torch.utils.data.DataLoader",
+        "torch.backends.xeon",
+        "torch.utils.hipify",
+        "torch.utils.benchmark",
+        "torch.utils.bottleneck",
+        "torch.testing._internal",
+        "torch.cuda._memory_viz",
+        "torch.compile",
+        "torch._dynamo",
+        "torch._inductor",
     }
 )
 
@@ -224,6 +241,19 @@ FORBIDDEN_ATTRIBUTES = frozenset(
         "_evaluate",
         "FileStore",
         "TCPStore",
+        # launchers (FORBIDDEN_MODULES), by name whatever the object: `torch.distributed` is
+        # imported with torch, so an alias of torch reaches it
+        "distributed",
+        "dist",  # torch.nn.parallel.distributed.dist and friends
+        "elastic_launch",
+        "DataLoader",
+        "dataloader",
+        "xeon",
+        "run_cpu",
+        "hipify",
+        "_memory_viz",
+        "_dynamo",
+        "_inductor",
         # writers of raw bytes or pickles (a raw pickle in the artifacts dir would be a loader)
         "tofile",
         "dump",

@@ -119,16 +119,3 @@ def guard_file_loads(artifacts_dir: str) -> None:
     torch.jit.load = wrap("torch.jit.load", torch.jit.load, 0)
     torch.jit.save = wrap("torch.jit.save", torch.jit.save, 1)
 
-
-def make_undumpable() -> None:
-    """PR_SET_DUMPABLE 0: this process's /proc entries (environ, mem, fd, maps) become root's.
-
-    A process of the same uid (the bundle's) can then neither read them nor ptrace this one:
-    the kernel's ptrace access check refuses a non-dumpable target without CAP_SYS_PTRACE, which
-    the container does not have. The scorer calls it before it reads any secret.
-    """
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE = 4
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")

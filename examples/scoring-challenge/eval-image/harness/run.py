@@ -32,6 +32,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import harness_corpus  # noqa: E402
+import harness_process  # noqa: E402
 import numpy  # noqa: E402
 import harness_report  # noqa: E402
 
@@ -352,8 +353,12 @@ class Scorer:
             holdout={"covered_bytes": self.holdout_tally.covered_bytes, "nll_nats": self.holdout_tally.nll.value},
         )
 
-    def converse(self, inbound: Any, outbound: Any) -> None:
-        """Serve the bundle's process until it is done; raises StageError for its failures."""
+    def converse(self, inbound: Any, outbound: Any, child_pid: int | None = None) -> None:
+        """Serve the bundle's process until it is done; raises StageError for its failures.
+
+        With `child_pid`, nothing is served until the kernel says that process can start no other
+        (its seccomp filter is installed before any bundle code is imported).
+        """
         import harness_wire
 
         hello = {
@@ -376,6 +381,10 @@ class Scorer:
                 raise StageError("budget", f"the model has {error.elements} parameters, over the cap of {PARAM_CAP}") from None
             except harness_wire.WireError as error:
                 raise StageError("train", f"the bundle's process broke the protocol: {error}") from None
+            if child_pid is not None:
+                if not harness_process.cannot_start_processes(child_pid):
+                    raise StageError("harness", "the bundle's process runs without its seccomp filter")
+                child_pid = None
             if message.kind == "model":
                 self.register(message)
                 harness_wire.send(outbound, "ok")
@@ -484,7 +493,7 @@ def execute(workspace: str, artifacts_dir: str, report: dict[str, Any], key: byt
     child, inbound, outbound = start_trainer(root, artifacts_dir)
     finished = False
     try:
-        scorer.converse(inbound, outbound)
+        scorer.converse(inbound, outbound, child.pid)
         finished = True
     except (EOFError, BrokenPipeError):
         status, _usage = reap(child, grace=5.0)
@@ -528,10 +537,10 @@ def main() -> int:
     parser.add_argument("--workspace", default="/workspace", help="holds bundle/, corpus/, run.json (tests)")
     parser.add_argument("--artifacts", default=ARTIFACTS_DIR, help="the bundle's writable dir (tests)")
     options = parser.parse_args()
-    import harness_runtime
-
-    # Before any secret is read: from here on, /proc/<this pid> is closed to the bundle's uid.
-    harness_runtime.make_undumpable()
+    # Before any secret is read: from here on, /proc/<this pid> is closed to the bundle's uid,
+    # and (as the container's PID 1) no signal the bundle sends reaches this process.
+    harness_process.make_undumpable()
+    harness_process.ignore_signals_as_init()
     try:
         nonce = harness_report.take_nonce()
         key = harness_corpus.parse_key(os.environ.pop(harness_corpus.KEY_ENV, None))

@@ -1,7 +1,9 @@
 """The bundle's process: imports the bundle, builds and trains its model, asks for each batch.
 
 Started by the scorer (run.py) with a clean environment, the container's stderr as its stdout
-and stderr, and two pipes to the scorer as its only other descriptors. Nothing in this process
+and stderr, and two pipes to the scorer as its only other descriptors. Before any bundle code is
+imported it installs a seccomp filter on itself: no process can be started from here (threads
+can), which the scorer checks in /proc before it serves anything. Nothing in this process
 is trusted: the bundle runs here and can change anything in it, this file included. What the
 scorer accepts from it is data (harness_wire.py), and a batch reaches it only after the scorer
 has charged the model's predictions for it. The protocol, from this side:
@@ -33,7 +35,8 @@ sys.dont_write_bytecode = True
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
-import harness_runtime  # noqa: E402  (first: it sets the environment torch reads)
+import harness_process  # noqa: E402
+import harness_runtime  # noqa: E402  (it sets the environment torch reads, before torch loads)
 import harness_wire  # noqa: E402
 import torch  # noqa: E402
 
@@ -252,6 +255,9 @@ def main() -> int:
     parser.add_argument("--fd-in", type=int, required=True)
     parser.add_argument("--fd-out", type=int, required=True)
     options = parser.parse_args()
+    # Before any bundle code is imported: from here on this process (and any thread of it) can
+    # start no other process, whatever the bundle calls (harness_process.py).
+    harness_process.forbid_new_processes()
     inbound = os.fdopen(options.fd_in, "rb")
     outbound = os.fdopen(options.fd_out, "wb")
     session = Session(inbound, outbound)

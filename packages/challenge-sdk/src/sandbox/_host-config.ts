@@ -6,9 +6,14 @@ import type Docker from "dockerode";
  * service has a network and a writable root); these never differ.
  */
 
-/** Every capability dropped, no-new-privileges, Docker's init as PID 1. */
-export function lockedDown(): Pick<Docker.HostConfig, "CapDrop" | "SecurityOpt" | "Init"> {
-  return { CapDrop: ["ALL"], SecurityOpt: ["no-new-privileges:true"], Init: true };
+/**
+ * Every capability dropped, no-new-privileges, and Docker's init as PID 1 unless `init` is
+ * false (the command is PID 1 then: a task that must have no process of its uid above it).
+ */
+export function lockedDown(
+  init = true,
+): Pick<Docker.HostConfig, "CapDrop" | "SecurityOpt" | "Init"> {
+  return { CapDrop: ["ALL"], SecurityOpt: ["no-new-privileges:true"], Init: init };
 }
 
 /** A tmpfs where data may be written and nothing executed, capped at `bytes`. */

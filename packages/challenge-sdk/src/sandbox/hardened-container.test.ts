@@ -54,6 +54,13 @@ describe("hardenedContainerOptions", () => {
     expect(options.HostConfig?.DeviceRequests).toBeUndefined();
   });
 
+  it("leaves out Docker's init only when the task says init: false", () => {
+    expect(hardenedContainerOptions({ ...task, init: false }, context).HostConfig?.Init).toBe(
+      false,
+    );
+    expect(hardenedContainerOptions({ ...task, init: true }, context).HostConfig?.Init).toBe(true);
+  });
+
   it("mounts files read-only at /workspace and image volumes as capped tmpfs, never host disk", () => {
     const options = hardenedContainerOptions(task, {
       ...context,

@@ -55,7 +55,7 @@ export function scratchVolumePaths(
  */
 export type SandboxSpec = Pick<
   BrokerRunRequest,
-  "image" | "command" | "entrypoint" | "workdir" | "env" | "labels"
+  "image" | "command" | "entrypoint" | "workdir" | "env" | "labels" | "init"
 > & { gpus?: number };
 
 /** What the builder needs besides the spec: decisions a runner made before creating it. */
@@ -77,7 +77,7 @@ export interface HardenedContainerContext {
 
 /**
  * The dockerode create options of a task's container: no network, read-only root, every
- * capability dropped, no-new-privileges, init, private IPC, pids/memory (no swap)/CPU caps,
+ * capability dropped, no-new-privileges, Docker's init (unless `spec.init` is false), private IPC, pids/memory (no swap)/CPU caps,
  * /tmp as a noexec tmpfs, an empty read-only /dev/shm, files read-only at /workspace, a non-root
  * user, no log driver (output is read through attach), and nvidia DeviceRequests when the task
  * asks for GPUs.
@@ -95,7 +95,7 @@ export function hardenedContainerOptions(
   const hostConfig: Docker.HostConfig = {
     NetworkMode: "none",
     ReadonlyRootfs: true,
-    ...lockedDown(),
+    ...lockedDown(spec.init ?? true),
     Privileged: false,
     IpcMode: "private",
     PidsLimit: limits.pids,

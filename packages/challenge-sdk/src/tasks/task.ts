@@ -45,6 +45,13 @@ export interface Task {
   timeoutSeconds?: number;
   /** Default 0; refused where no GPU can run it, never run on CPU instead. */
   gpus?: number;
+  /**
+   * Docker's init as PID 1 (default true). `false` makes the command PID 1 itself: nothing of
+   * the task's uid runs above it (Docker's init holds the environment and the container's
+   * stdout, readable to any process of that uid), and from inside the container no signal it
+   * has no handler for reaches it (SIGKILL included). It must then reap its own children.
+   */
+  init?: boolean;
 }
 
 /** How a task ended. `exitCode` is null when it was killed for its timeout. */

@@ -200,6 +200,13 @@ describe("brokerTaskRunner against a server speaking the broker's protocol", () 
     await r.close();
   });
 
+  it("sends init: false to the broker when the task asks for its command as PID 1", async () => {
+    const r = runner();
+    await r.run(task("ok-own-init", { init: false }));
+    expect(broker.seen[0]!.body).toMatchObject({ job_id: "ok-own-init", init: false });
+    await r.close();
+  });
+
   it("reuses one pooled connection across runs", async () => {
     const r = runner();
     const before = broker.sockets.size;

@@ -211,6 +211,18 @@ describe.skipIf(!available)("dockerTaskRunner on the real engine", () => {
     ]);
   });
 
+  // With Docker's init as PID 1, every process of the task's uid can read init's environment
+  // and reach the container's stdout through /proc/1; `init: false` puts the command there.
+  it("runs the command under Docker's init by default, and as PID 1 itself with init: false", async () => {
+    const probe = "echo pid=$$; tr '\\0' ' ' < /proc/1/cmdline; echo";
+    const withInit = await runner.run(sh(probe));
+    expect(withInit.stdout).not.toContain("pid=1\n");
+    expect(withInit.stdout).toContain("init");
+    const own = await runner.run(sh(probe, { init: false }));
+    expect(own.stdout.split("\n")[0]).toBe("pid=1");
+    expect(own.stdout.split("\n")[1]).toContain("sh -c");
+  });
+
   it("keeps a non-root image's own user", async () => {
     const result = await runner.run(task(["id", "-u"], { image: NONROOT }));
     expect(result.stdout).toBe("1000\n");

@@ -69,6 +69,10 @@ export const BrokerRunRequest = Type.Object(
     files: Type.Optional(Type.Array(BrokerFile, { maxItems: 1024 })),
     timeout_seconds: Type.Integer({ minimum: 1, maximum: 86_400, default: 3600 }),
     gpus: Type.Integer({ minimum: 0, maximum: 16, default: 0 }),
+    // Docker's init as PID 1 (default true). false: the command itself is PID 1, so that no
+    // process of the workload's uid sits above it (init's environment and descriptors are
+    // readable to that uid); it must then reap its own children. Not a weakening either way.
+    init: Type.Optional(Type.Boolean()),
     network: Type.Optional(Type.String({ maxLength: 128 })),
     privileged: Type.Optional(Type.Boolean()),
     read_only: Type.Optional(Type.Boolean()),

@@ -199,6 +199,7 @@ function runTaskContainerFor(
       env: spec.env,
       labels: spec.labels,
       gpus: spec.gpus,
+      init: spec.init,
       ...(spec.command ? { command: spec.command } : {}),
       ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
     },

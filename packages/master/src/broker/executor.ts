@@ -37,6 +37,8 @@ export interface WorkloadSpec {
   /** Specific GPU device ids leased to this workload; empty asks for `gpus` by count. */
   gpuDevices: string[];
   timeoutSeconds: number;
+  /** Docker's init as PID 1; false: the command is PID 1 (`BrokerRunRequest.init`). */
+  init: boolean;
   /** Unix seconds past which the reaper removes the workload whatever happens to this master. */
   deadline: number;
 }

@@ -84,7 +84,7 @@ export function swarmServiceSpec(
     Dir: spec.workdir,
     User: spec.user,
     ReadOnly: true,
-    Init: true,
+    Init: spec.init,
     CapabilityDrop: ["ALL"],
     // Docker mounts a tmpfs noexec,nosuid,nodev by default; swarm (API 1.41) cannot set more.
     // Image VOLUMEs become capped tmpfs too: never a writable, uncapped directory on a node's disk.

@@ -183,6 +183,7 @@ export async function admitWorkload(
     gpus,
     gpuDevices,
     timeoutSeconds,
+    init: request.init ?? true,
     deadline,
   };
   if (request.command) spec.command = request.command;

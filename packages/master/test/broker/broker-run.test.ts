@@ -51,6 +51,7 @@ describe.skipIf(!env)("the swarm service spec's mounts, on an engine", () => {
         gpus: 0,
         gpuDevices: [],
         timeoutSeconds: 30,
+        init: true,
         deadline: 0,
       },
       "none",
@@ -216,6 +217,20 @@ describe.skipIf(!env).each(executors)("broker runs on the %s backend", (executor
       expect(probe.stdout).toContain("pwd=/workspace");
     });
     it("passes the environment", () => expect(probe.stdout).toContain("env=hi there"));
+  });
+
+  it("runs the command under Docker's init by default, and as PID 1 itself with init: false", async () => {
+    const probe = "echo pid=$$; tr '\\0' ' ' < /proc/1/cmdline; echo";
+    const withInit = await sh("with-init", probe);
+    expect(withInit.status).toBe(200);
+    expect(withInit.body.stdout).not.toMatch(/^pid=1$/m);
+    expect(withInit.body.stdout).toContain("init");
+    const own = await sh("own-init", probe, { init: false });
+    expect(own.status).toBe(200);
+    expect(own.body.stdout.split("\n").slice(0, 2)).toEqual([
+      "pid=1",
+      expect.stringContaining("sh -c"),
+    ]);
   });
 
   it("cannot reach a server the host offers on the Docker bridge, which a plain container can", async () => {

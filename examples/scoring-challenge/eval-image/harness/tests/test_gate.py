@@ -52,6 +52,34 @@ class GateRules(unittest.TestCase):
         self.assertTrips("import string\n", "forbidden_import", "import of string is not allowed")
         self.assertTrips("import operator\n", "forbidden_import", "import of operator is not allowed")
 
+    def test_launchers_are_refused(self) -> None:
+        # Each starts processes (torch's own subprocess/multiprocessing users, found by reading
+        # the installed torch); the bundle's process could not start them anyway (seccomp).
+        for text, message in (
+            ("from torch.distributed.launcher.api import elastic_launch\n", "import of torch.distributed.launcher.api is not allowed"),
+            ("import torch.distributed.run\n", "import of torch.distributed.run is not allowed"),
+            ("import torch.distributed.rpc as rpc\n", "import of torch.distributed.rpc is not allowed"),
+            ("from torch.distributed.elastic.agent.server import api\n", "import of torch.distributed.elastic.agent.server is not allowed"),
+            ("import torch.multiprocessing\n", "import of torch.multiprocessing is not allowed"),
+            ("from torch.utils.data import DataLoader\n", "import of torch.utils.data.DataLoader is not allowed"),
+            ("import torch.utils.data.dataloader\n", "import of torch.utils.data.dataloader is not allowed"),
+            ("import torch.backends.xeon.run_cpu\n", "import of torch.backends.xeon.run_cpu is not allowed"),
+            ("import torch.utils.benchmark\n", "import of torch.utils.benchmark is not allowed"),
+            ("import torch.utils.hipify\n", "import of torch.utils.hipify is not allowed"),
+            ("import torch._dynamo\n", "import of torch._dynamo is not allowed"),
+        ):
+            self.assertTrips(text, "forbidden_import", message)
+        for text, attribute in (
+            ("    import torch\n    torch.distributed.is_available()\n", "distributed"),
+            ("    import torch as t\n    t.distributed.launcher.api.elastic_launch(None, 'x')\n", "distributed"),
+            ("    import torch\n    torch.utils.data.DataLoader([1], num_workers=2)\n", "DataLoader"),
+            ("    import torch\n    torch.cuda._memory_viz.trace_plot(None)\n", "_memory_viz"),
+            ("    import torch\n    torch.nn.parallel.distributed.dist.init_process_group('gloo')\n", "distributed"),
+        ):
+            self.assertTrips(text, "forbidden_attribute", f"attribute {attribute} is not allowed")
+        self.assertTrips("    import torch\n    m = torch.compile(model)\n", "forbidden_import", "use of torch.compile is not allowed")
+        self.assertTrips("    from torch import compile as c\n", "forbidden_import", "import of torch.compile is not allowed")
+
     def test_forbidden_names(self) -> None:
         self.assertTrips("    eval('1+1')\n", "forbidden_name", "call of eval is not allowed")
         self.assertTrips("    exec('x = 1')\n", "forbidden_name", "call of exec is not allowed")

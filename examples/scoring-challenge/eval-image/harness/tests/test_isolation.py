@@ -16,6 +16,7 @@ import textwrap
 import unittest
 
 from tests import support
+from tests.attack_bundles import TRAIN_SPAWNER
 from tests.support import ARCH_CAUSAL, TRAIN_SGD
 
 NONCE = "isolation-nonce-0123456789"
@@ -244,6 +245,22 @@ class Attacks(unittest.TestCase):
         self.assertIn('"nll_nats":0.001', result.stderr)
         self.assertNotIn('"nll_nats":0.001', result.stdout)
         self.assertNotIn(NONCE, json.dumps(seen))
+
+    def test_a_bundle_past_the_gate_cannot_start_a_process(self) -> None:
+        # The kernel refuses it (the trainer's seccomp filter), whatever Python path is taken;
+        # threads still run (torch's pools, Python's own), so the bundle then trains and is scored.
+        result = self.run_bundle(ARCH_CAUSAL, TRAIN_SPAWNER, gated=False)
+        report = result.report
+        assert report is not None
+        attack_line = next(line for line in result.stderr.splitlines() if line.startswith("ATTACK "))
+        seen = json.loads(attack_line[len("ATTACK ") :])
+        for path in ("subprocess", "system", "fork", "posix_spawn", "multiprocessing", "elastic_launch", "execve"):
+            self.assertFalse(seen[path]["ok"], (path, seen[path]))
+        self.assertEqual(seen["markers"], [], "a started process wrote its marker")
+        self.assertIn("PermissionError", seen["fork"]["error"])
+        self.assertIn("PermissionError", seen["posix_spawn"]["error"])
+        self.assertTrue(report["ok"], report)
+        self.assertGreater(report["batches"], 0)
 
 
 if __name__ == "__main__":
