@@ -32,6 +32,20 @@ describe("harness reports", () => {
     expect(parsed).toEqual({ ok: true, report: real });
   });
 
+  it("reads the marker only at a line's start: a later log line quoting a report is not one", () => {
+    const real = runReport({ covered_bytes: 5 });
+    const quoted = `bundle: saw HARNESS-REPORT ${nonce} ${JSON.stringify(runReport({ covered_bytes: 999_999 }))}`;
+    expect(parseRunReport([frame(nonce, real), quoted, ""].join("\n"), nonce)).toEqual({
+      ok: true,
+      report: real,
+    });
+    // Quoted alone, it is no report at all (not a malformed one).
+    expect(parseRunReport(`${quoted}\n`, nonce)).toMatchObject({
+      ok: false,
+      error: { code: "report_missing" },
+    });
+  });
+
   it("reads a gate report", () => {
     const report = {
       ok: false,

@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { sealCorpusSlice } from "./harness-task.js";
+import type { Bundle } from "./bundle/index.js";
+import { runTask, sealCorpusSlice } from "./harness-task.js";
 
 describe("sealed corpus slices", () => {
   const key = Uint8Array.from({ length: 32 }, (_, i) => i);
@@ -21,5 +23,64 @@ describe("sealed corpus slices", () => {
     expect(sealCorpusSlice(sealed, key, "holdout")).not.toEqual(text);
     const other = Uint8Array.from(key, (b) => b ^ 1);
     expect(sealCorpusSlice(sealed, other, "stream")).not.toEqual(text);
+  });
+});
+
+describe("the scored run's task", () => {
+  const plain = (text: string) => {
+    const data = Buffer.from(text.repeat(8));
+    return { data, sha256: createHash("sha256").update(data).digest("hex") };
+  };
+  const stream = plain("It is a truth universally acknowledged. ");
+  const holdout = plain("However little known the feelings. ");
+  const bundle: Bundle = {
+    codeHash: "0".repeat(64),
+    zip: Buffer.alloc(0),
+    files: [],
+    unpackedBytes: 0,
+  };
+  const options = {
+    jobId: "job-1",
+    bundle,
+    slices: {
+      stream: stream.data,
+      streamSha256: stream.sha256,
+      holdout: holdout.data,
+      holdoutSha256: holdout.sha256,
+    },
+    budgets: { tokenBudget: 4096, stepBudget: 8, memoryMb: 512 },
+    nonce: "test-nonce-0123456789",
+  };
+  /** One run's corpus key (from the scorer's environment) and its two sealed files. */
+  const sealedRun = () => {
+    const { task } = runTask(options);
+    const file = (path: string) =>
+      Buffer.from(task.files!.find((f) => f.path === path)!.contentBase64, "base64");
+    const keyHex = task.env!["HARNESS_CORPUS_KEY"]!;
+    return {
+      keyHex,
+      key: Buffer.from(keyHex, "hex"),
+      stream: file("corpus/stream.bin"),
+      holdout: file("corpus/holdout.bin"),
+    };
+  };
+
+  it("seals each run's corpus with a fresh 32-byte key that only the scorer's environment holds", () => {
+    const first = sealedRun();
+    const second = sealedRun();
+    for (const run of [first, second]) {
+      expect(run.keyHex).toMatch(/^[0-9a-f]{64}$/);
+      expect(run.stream).toHaveLength(stream.data.length);
+      // What the bundle's process sees on disk is not the text...
+      expect(run.stream).not.toEqual(stream.data);
+      expect(run.holdout).not.toEqual(holdout.data);
+      // ...and the key beside it opens it.
+      expect(sealCorpusSlice(run.stream, run.key, "stream")).toEqual(stream.data);
+      expect(sealCorpusSlice(run.holdout, run.key, "holdout")).toEqual(holdout.data);
+    }
+    // Two runs of the same bundle on the same slices: nothing one run's files teach carries over.
+    expect(second.keyHex).not.toBe(first.keyHex);
+    expect(second.stream).not.toEqual(first.stream);
+    expect(second.holdout).not.toEqual(first.holdout);
   });
 });

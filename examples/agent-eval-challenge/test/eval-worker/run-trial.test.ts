@@ -242,6 +242,14 @@ describe("the reported lines", () => {
     expect(reported!.message.startsWith("x".repeat(MAX_EVENT_LINE_CHARS - 8))).toBe(true);
   });
 
+  it("redacts a line before cutting it: 3 characters of a value before the cut leave no piece", () => {
+    // 3 characters are under the cut-edge pass's 4: only redacting the whole line first hides them.
+    const line = `${"x".repeat(MAX_EVENT_LINE_CHARS - 3)}${value} and more`;
+    const [reported] = reportedLines([stdout(line)], [value]);
+    expect(reported!.message).toBe(`${"x".repeat(MAX_EVENT_LINE_CHARS - 3)}[RE`);
+    expect(reported!.message).not.toContain(value.slice(0, 3));
+  });
+
   it("redacts the start of a value the container's stream cap cut off, and encoded values", () => {
     const lines = reportedLines(
       [

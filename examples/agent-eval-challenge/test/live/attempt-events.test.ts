@@ -229,11 +229,15 @@ describe.each(await testBackends())("attempts and their events (rule 21) on %s",
       Buffer.byteLength(
         JSON.stringify({ trial: 1, stream: "stdout", message: "", truncated: true }),
       );
-    const message = `${"a".repeat(room - 6)}${value}${"b".repeat(100)}`;
-    const { payload } = storedEvent({ stream: "stdout", message, at: null }, 1, secrets, 1000);
-    expect(payload.truncated).toBe(true);
-    expect(payload.message.startsWith("a".repeat(room - 6))).toBe(true);
-    expect(payload.message).not.toContain(value.slice(0, 4));
+    // 6 characters of the value before the cut, and 3: under the cut-edge pass's 4, which only
+    // redacting the whole line first hides.
+    for (const before of [6, 3]) {
+      const message = `${"a".repeat(room - before)}${value}${"b".repeat(100)}`;
+      const { payload } = storedEvent({ stream: "stdout", message, at: null }, 1, secrets, 1000);
+      expect(payload.truncated).toBe(true);
+      expect(payload.message).toBe(`${"a".repeat(room - before)}${"[REDACTED]".slice(0, before)}`);
+      expect(payload.message).not.toContain(value.slice(0, Math.min(before, 4)));
+    }
   });
 
   it("stores all lines or none: a bad line is 422 with its number", async () => {

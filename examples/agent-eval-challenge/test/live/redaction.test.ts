@@ -196,6 +196,28 @@ describe("redaction of log lines", () => {
     expect(redacted).toBe(`printed: ${REDACTED} (done)`);
   });
 
+  it("removes an env value whose base64 has + or / when printed whole in base64url", () => {
+    // Its base64url differs from its base64 ('_' for '/'), and its length (19 bytes) leaves a
+    // last base64 character that mixes in padding bits, which the embedded runs never cover.
+    const value = `${VALUE}??>`;
+    const base64 = Buffer.from(value).toString("base64");
+    const base64url = Buffer.from(value).toString("base64url");
+    expect(base64).toMatch(/[+/]/);
+    expect(value.length % 3).not.toBe(0);
+    const redacted = redactSecrets(`printed: ${base64url} (done)`, {
+      exact: envSpellings([value]),
+    });
+    expect(redacted).toBe(`printed: ${REDACTED} (done)`);
+  });
+
+  it("removes an env value printed by Python's json.dumps (non-ASCII as \\u escapes)", () => {
+    const value = `café-${VALUE}`;
+    // json.dumps({"GREETING": value}) with its default ensure_ascii=True.
+    const dumped = `{"GREETING": "caf\\u00e9-${VALUE}"}`;
+    const redacted = redactSecrets(`env ${dumped} loaded`, { exact: envSpellings([value]) });
+    expect(redacted).toBe(`env {"GREETING": "${REDACTED}"} loaded`);
+  });
+
   it("removes an env value inside a longer base64 string, at each of its three offsets", () => {
     const exact = envSpellings([VALUE]);
     for (const [before, after] of [

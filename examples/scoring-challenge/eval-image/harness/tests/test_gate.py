@@ -187,6 +187,20 @@ class GateRules(unittest.TestCase):
         self.assertTrips("    s = str.format('{0.x}', model)\n", "dynamic_attribute", "format with a non-literal template is not allowed")
         self.assertEqual(check(TRAIN_HEAD + "    s = '{} {:.3f} {name:>{width}}'.format(1, 2.0, name='a', width=4)\n"), [])
 
+    def test_format_map_cannot_walk_attributes(self) -> None:
+        # str.format_map resolves the same dotted fields as str.format, from a mapping.
+        self.assertTrips(
+            "    leak = '{m.forward.__globals__}'.format_map({'m': model})\n",
+            "dynamic_attribute",
+            "format field {m.forward.__globals__} reads attributes or items: not allowed",
+        )
+        self.assertTrips(
+            "    template = '{m.x}'\n    s = template.format_map({'m': model})\n",
+            "dynamic_attribute",
+            "format_map with a non-literal template is not allowed",
+        )
+        self.assertEqual(check(TRAIN_HEAD + "    s = '{name}: {loss:.3f}'.format_map({'name': 'a', 'loss': 1.0})\n"), [])
+
     def test_raw_writers_and_object_graph_walkers(self) -> None:
         self.assertTrips("    model.weight.detach().numpy().tofile('/tmp/p')\n", "forbidden_attribute", "attribute tofile is not allowed")
         self.assertTrips("    import torch\n    objs = torch.gc.get_objects()\n", "forbidden_attribute", "attribute gc is not allowed")

@@ -190,6 +190,19 @@ class Refusals(unittest.TestCase):
                 with self.assertRaisesRegex(GraphError, pattern):
                     ScoredFunction(changed(change), constants, device="cpu")
 
+    def test_out_overloads_that_write_into_a_tensor_are_refused(self) -> None:
+        # `torch.add(x, 1, out=buffer)` traces as aten::add.out: an allowed name whose overload
+        # writes into the model's own tensor, which would carry state from one call to the next.
+        class OutWriter(Counter):
+            def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+                torch.add(self.calls, 1.0, out=self.calls)
+                return support.Causal.forward(self, tokens) + self.calls
+
+        graph, _ = export_function(OutWriter(), 32, "cpu")
+        self.assertIn(("aten::add", "out"), [(n["op"], n.get("overload")) for n in graph["nodes"]])
+        with self.assertRaisesRegex(GraphError, r"^aten::add\.out writes into its argument out"):
+            scored(OutWriter())
+
     def test_in_place_writes_run_as_their_functional_twin(self) -> None:
         graph, constants = export_function(Counter(), 32, "cpu")
         kinds = {n["op"] for n in graph["nodes"]}
