@@ -3,8 +3,9 @@
 // earlier bytes (causal: the twin check cannot object), after answering the step-0 probe with an
 // honest random-init model. It scored 0.94-0.9999 when the stream was the pool's first bytes.
 // Now the pool's first bytes buy nothing, and the epoch's stream itself (leaked from an earlier
-// run of the epoch) buys no more than carrying as many bytes of the public pool, within the
-// sampling tolerance of the memorisation gap: the holdout, which never leaves the scorer, decides.
+// run of the epoch) is found out and scored on the holdout, which never leaves the scorer: it
+// buys no more than carrying as many bytes of the public pool, within the memorisation gap's
+// tolerance (src/score.ts; 0.1 bits per byte at the production sizes, 0.22 here).
 import { readFileSync } from "node:fs";
 import { createMinerKey, testBackends } from "@platform/challenge-sdk/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -202,9 +203,13 @@ describe.runIf(ready)(`memorising the scored bytes (${backend})`, () => {
       /^memorisation gap: the stream cost ([0-9.]+) /.exec(attack.error ?? "")?.[1],
     );
     expect(streamCost, attack.error ?? "").toBeLessThan(honest.bpb! / 2);
-    // ...so the score counted the holdout, text it had not seen, less the tolerance: knowing the
-    // scored bytes bought no more than carrying as many bytes of the public pool.
+    // ...so the score counted the holdout, text it had not seen, less the tolerance (before, it
+    // was scored at its stream cost)...
     expect(attack.bpb!).toBeCloseTo(attack.holdout_bpb - TOLERANCE, 2);
-    expect(attack.bpb!).toBeGreaterThanOrEqual(carriedPublic.bpb! - TOLERANCE);
+    // ...and on text it had not seen, knowing the scored bytes bought no more than carrying as
+    // many bytes of the public pool, within the sampling noise of two holdout costs (the same
+    // tolerance): what it gains over that carrier is at most the tolerance twice.
+    expect(attack.holdout_bpb).toBeGreaterThanOrEqual(carriedPublic.holdout_bpb - TOLERANCE);
+    expect(attack.bpb!).toBeGreaterThanOrEqual(carriedPublic.bpb! - 2 * TOLERANCE);
   });
 });

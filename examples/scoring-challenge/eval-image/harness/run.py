@@ -21,6 +21,7 @@ import argparse
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -524,7 +525,10 @@ def reap(child: subprocess.Popen[bytes], *, grace: float) -> tuple[int, Any]:
         if pid == child.pid:
             break
         if time.monotonic() >= deadline:
-            child.kill()
+            # os.kill, not child.kill(): Popen polls first, and a child that ended in between would
+            # be reaped there, its status and usage lost (wait4 then fails: no child processes).
+            # Unreaped, the pid is still ours, so the signal cannot reach another process.
+            os.kill(child.pid, signal.SIGKILL)
             _pid, status, usage = os.wait4(child.pid, 0)
             break
         time.sleep(0.02)
