@@ -414,8 +414,8 @@ class Constant(T.nn.Module):
   });
 });
 
-// An image with no harness at all (busybox, built by .ci/test-images.sh): nothing reports.
-const NO_HARNESS_IMAGE = "platform-test/busybox:1";
+// An image with no harness at all: its python3 runs and says nothing (.ci/test-images.sh).
+const NO_HARNESS_IMAGE = "platform-test/silent-python:1";
 
 describe.runIf(ready && evalImageReady(NO_HARNESS_IMAGE))(
   `the pipeline with LLM_GATE=off, without its image, without a harness (${backend})`,
