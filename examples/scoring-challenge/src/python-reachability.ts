@@ -52,7 +52,7 @@ import {
   readImport,
   type Statement,
 } from "./python-statements.js";
-import { type PythonToken, pythonTokens } from "./python-tokens.js";
+import { isFString, type PythonToken, pythonTokens } from "./python-tokens.js";
 
 /** The modules the harness imports, and the function it calls in each. */
 export const ENTRY_POINTS: readonly { module: string; name: string }[] = [
@@ -114,6 +114,9 @@ export interface PythonSource {
 export interface ReachableFile {
   path: string;
   tokens: PythonToken[];
+  /** All of the file's tokens, and a mark (1) on each that can run: `tokens` is those marked. */
+  source: PythonToken[];
+  kept: Uint8Array;
 }
 
 /**
@@ -129,7 +132,12 @@ export function reachableCode(files: readonly PythonSource[]): ReachableFile[] {
     modules.filter((m) => m.name === module).map((m) => ({ module: m, name })),
   );
   if (entries.length === 0) {
-    return modules.map((m) => ({ path: m.path, tokens: m.tokens }));
+    return modules.map((m) => ({
+      path: m.path,
+      tokens: m.tokens,
+      source: m.tokens,
+      kept: new Uint8Array(m.tokens.length).fill(1),
+    }));
   }
   const pass = new Reachability(modules);
   for (const { module, name } of entries) pass.enter(module, name);
@@ -137,6 +145,8 @@ export function reachableCode(files: readonly PythonSource[]): ReachableFile[] {
   return modules.map((m) => ({
     path: m.path,
     tokens: m.tokens.filter((_, i) => m.keep[i] === 1),
+    source: m.tokens,
+    kept: m.keep,
   }));
 }
 
@@ -159,6 +169,11 @@ interface Module {
   binds: Set<string>;
   /** Names it binds by a definition or assignment, or by an import from a bundle module. */
   bundleBinds: Set<string>;
+  /**
+   * Names that may hold the bundle's code: its module-level `def`/`class` names and names
+   * imported from bundle modules. A module-level statement that reads one keeps it reachable.
+   */
+  definitions: Set<string>;
   /** Where each name occurs (token indices, ascending), built on the first rebinding seen. */
   occurrences: Map<string, number[]> | null;
   scope: Scope;
@@ -199,6 +214,7 @@ function newModule(path: string, tokens: PythonToken[]): Module {
     stars: new Set(),
     binds: new Set(),
     bundleBinds: new Set(),
+    definitions: new Set(),
     occurrences: null,
     scope: undefined as unknown as Scope,
   };
@@ -288,6 +304,7 @@ class Reachability {
         if (name !== null) {
           module.binds.add(name);
           module.bundleBinds.add(name);
+          module.definitions.add(name);
         }
       } else if (statement.kind === "import" || statement.kind === "from") {
         const read = readImport(tokens, statement.head, statement.headerEnd);
@@ -299,7 +316,10 @@ class Reachability {
             continue;
           }
           module.binds.add(bound);
-          if (fromBundle) module.bundleBinds.add(bound);
+          if (fromBundle) {
+            module.bundleBinds.add(bound);
+            module.definitions.add(bound);
+          }
         }
       } else {
         const targets = assignmentTargets(tokens, statement);
@@ -420,7 +440,10 @@ class Reachability {
         if (
           targets === null ||
           (scope.kind === "class" && targets.changes.length > 0) ||
-          targets.binds.length + targets.changes.length === 0
+          targets.binds.length + targets.changes.length === 0 ||
+          // `_x = REGISTRY.setdefault(key, Model)`, `MODELS = {"a": Model}`: the bound object may
+          // hold the bundle's code, and whatever reads it (a registry, a lookup) reaches that code.
+          readsDefinition(module, statement.head, statement.headerEnd)
         ) {
           this.keepWhole(scope, statement);
         } else {
@@ -492,14 +515,17 @@ class Reachability {
     this.block(inner, statement.body);
   }
 
-  /** Whether a decorator of `statement` is a name the bundle binds (it may register it). */
+  /**
+   * Whether a decorator of `statement` reads a name the bundle binds, anywhere in its expression
+   * (`@register`, `@REGISTRY.register("a")`, `@functools.partial(MODELS.setdefault, "a")`): it
+   * may register the definition somewhere the bundle reads back.
+   */
   private decoratedByBundle(module: Module, statement: Statement): boolean {
     const { tokens } = module;
     for (let i = statement.start; i < statement.head; i++) {
       const token = tokens[i]!;
-      if (token.indent < 0 || token.text !== "@") continue;
-      const name = tokens[i + 1];
-      if (name?.kind === "name" && module.bundleBinds.has(name.text)) return true;
+      if (token.kind !== "name" || tokens[i - 1]?.text === ".") continue;
+      if (module.bundleBinds.has(token.text)) return true;
     }
     return false;
   }
@@ -707,9 +733,19 @@ class Reachability {
   }
 }
 
-function isFString(text: string): boolean {
-  const quote = text.search(/['"]/);
-  return quote > 0 && text.slice(0, quote).toLowerCase().includes("f");
+/**
+ * Whether tokens [from, to) read a name that may hold the bundle's code (a module-level
+ * definition or a name imported from a bundle module) or define a function (`lambda`).
+ */
+function readsDefinition(module: Module, from: number, to: number): boolean {
+  const { tokens } = module;
+  for (let i = from; i < to; i++) {
+    const token = tokens[i]!;
+    if (token.kind === "keyword" && token.text === "lambda") return true;
+    if (token.kind !== "name" || tokens[i - 1]?.text === ".") continue;
+    if (module.definitions.has(token.text)) return true;
+  }
+  return false;
 }
 
 /** A string literal's text without its prefix and quotes (escapes left as written). */
