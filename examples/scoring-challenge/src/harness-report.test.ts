@@ -124,11 +124,11 @@ describe("harness reports", () => {
       { bucket_bytes: 10, losses: ["1"] },
       { losses: [1] },
     ]) {
-      expect(
-        parseRunReport(frame(nonce, { ...runReport(), behaviour: bad }), nonce),
-      ).toMatchObject({
-        error: { code: "report_malformed", message: expect.stringContaining("/behaviour") },
-      });
+      expect(parseRunReport(frame(nonce, { ...runReport(), behaviour: bad }), nonce)).toMatchObject(
+        {
+          error: { code: "report_malformed", message: expect.stringContaining("/behaviour") },
+        },
+      );
     }
   });
 
