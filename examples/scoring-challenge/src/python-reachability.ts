@@ -18,7 +18,12 @@
  * turned into a direct call) would differ by all of it. And two bundles that differ only in code
  * the pass wrongly drops would look alike. So wherever the pass cannot tell, it keeps:
  * - every statement that runs at import (module level, class bodies) except definitions;
- * - a definition under a decorator bound in the bundle (a registry may keep it: `@register`);
+ * - a definition under a decorator that reads a name bound in the bundle (a registry may keep
+ *   it: `@register`, `@functools.partial(MODELS.setdefault, "a")`);
+ * - a module- or class-level statement whose right-hand side reads one of the bundle's classes or
+ *   functions, or defines a lambda, whatever reads the name it binds: the bound object may hold
+ *   that code (`_x = REGISTRY.setdefault(key, Model)`, `MODELS = {"a": Model}`), and a copy
+ *   reached only through such a binding must not lose the code it reaches (issue 31);
  * - a module used as a value (`helpers` passed around, `getattr(helpers, "f")`): all of it;
  * - methods and class attributes whose name is used as any attribute, keyword argument or string
  *   anywhere (no types: `x.view` may call any class's `view`), plus dunders and the methods
@@ -36,9 +41,13 @@
  *
  * Where it drops although something could run, on purpose (each is a cheap padding vehicle if
  * kept, and each matters only to a bundle that does real work in an odd place): a module- or
- * class-level assignment nothing reads (`PAD = [...]`; the side effects of its right-hand side
- * are given up), and a definition under a decorator from outside the bundle (`@torch.no_grad()`,
- * `@functools.lru_cache`: none of those registers it anywhere the bundle could read back).
+ * class-level assignment nothing reads whose right-hand side reads none of the bundle's
+ * definitions (`PAD = [1, 2]`; the side effects of its right-hand side are given up), and a
+ * definition under a decorator from outside the bundle that reads none of its names
+ * (`@torch.no_grad()`, `@functools.lru_cache`: none of those registers it anywhere the bundle
+ * could read back). Padding that runs (or that such a binding keeps) dilutes a copy's token
+ * similarity; what it computes does not change, which the behavioural check reads
+ * (behaviour-signature.ts).
  *
  * The limit: code that can run but does nothing useful (an opaque `if ctx.vocab_size < 0:`, a
  * helper called and ignored, a method named like an attribute used elsewhere) is kept, and
