@@ -47,45 +47,20 @@ function markSignatureAnnotations(
   statement: Statement,
   marks: Uint8Array,
 ): void {
-  let depth = 0;
-  // Depths at which a `lambda` waits for its colon (a default may be one: `key=lambda x: x`).
-  const lambdas: number[] = [];
   let annotation = -1;
-  for (let i = statement.head; i < statement.headerEnd; i++) {
-    const token = tokens[i]!;
-    if (token.kind === "keyword" && token.text === "lambda") {
-      lambdas.push(depth);
-      continue;
+  let returns = -1;
+  for (const { at, text, depth } of operators(tokens, statement.head, statement.headerEnd)) {
+    // A parameter's annotation ends at its default, the next parameter or the closing bracket.
+    if (annotation !== -1 && depth === 1 && (text === "," || text === "=" || text === ")")) {
+      marks.fill(1, annotation, at);
+      annotation = -1;
     }
-    if (token.kind !== "op") continue;
-    const text = token.text;
-    if (annotation !== -1) {
-      // A parameter's annotation ends at its default, the next parameter or the closing bracket.
-      if (depth === 1 && (text === "," || text === "=" || text === ")")) {
-        marks.fill(1, annotation, i);
-        annotation = -1;
-      }
-    }
-    if (text === "(" || text === "[" || text === "{") depth++;
-    else if (text === ")" || text === "]" || text === "}") depth--;
-    else if (text === ":" && lambdas.at(-1) === depth) lambdas.pop();
-    else if (text === ":" && depth === 1 && annotation === -1 && isParameterName(tokens, i - 1)) {
-      annotation = i;
-    } else if (text === "->" && depth === 0) {
-      // The return annotation runs to the header's colon.
-      let end = i + 1;
-      let inner = 0;
-      while (end < statement.headerEnd) {
-        const t = tokens[end]!;
-        if (t.kind === "op" && (t.text === "(" || t.text === "[" || t.text === "{")) inner++;
-        else if (t.kind === "op" && (t.text === ")" || t.text === "]" || t.text === "}")) inner--;
-        else if (inner === 0 && t.kind === "op" && t.text === ":") break;
-        end++;
-      }
-      marks.fill(1, i, end);
+    if (text === ":" && depth === 1 && isParameterName(tokens, at - 1)) annotation = at;
+    else if (text === "->" && depth === 0) returns = at;
+    else if (text === ":" && depth === 0) {
+      // The header's colon: the return annotation ends here, a one-line body follows.
+      if (returns !== -1) marks.fill(1, returns, at);
       return;
-    } else if (text === ":" && depth === 0) {
-      return; // the header's colon: what follows is a one-line body
     }
   }
 }
@@ -105,31 +80,43 @@ function markVariableAnnotation(
   statement: Statement,
   marks: Uint8Array,
 ): void {
-  const first = tokens[statement.head]!;
-  if (first.kind !== "name") return;
-  let depth = 0;
+  if (tokens[statement.head]!.kind !== "name") return;
   let colon = -1;
-  const lambdas: number[] = [];
-  for (let i = statement.head; i < statement.headerEnd; i++) {
-    const token = tokens[i]!;
-    if (token.kind === "keyword" && token.text === "lambda") {
-      lambdas.push(depth);
-      continue;
-    }
-    if (token.kind !== "op") continue;
-    const text = token.text;
-    if (text === "(" || text === "[" || text === "{") depth++;
-    else if (text === ")" || text === "]" || text === "}") depth--;
-    else if (text === ":" && lambdas.at(-1) === depth) lambdas.pop();
-    else if (depth === 0 && text === ";") {
-      return; // several statements on a line: left alone
-    } else if (depth === 0 && colon === -1 && text === ":") colon = i;
-    else if (depth === 0 && (text === "=" || text.endsWith("="))) {
-      // An assignment before any colon is no annotation (`f = lambda: 0` is handled above).
-      if (colon === -1) return;
-      marks.fill(1, colon, i);
+  for (const { at, text, depth } of operators(tokens, statement.head, statement.headerEnd)) {
+    if (depth !== 0) continue;
+    if (text === ";") return; // several statements on a line: left alone
+    if (text === ":" && colon === -1) colon = at;
+    else if (text.endsWith("=")) {
+      // An assignment (or a comparison) before any colon: no annotation.
+      if (colon !== -1) marks.fill(1, colon, at);
       return;
     }
   }
   if (colon !== -1) marks.fill(1, statement.start, statement.end);
+}
+
+/**
+ * The operators of tokens [from, to), each with the bracket depth before it. A lambda's colon is
+ * left out (`key=lambda x: x` has no annotation), so a `:` seen is a slice, a dict's or a header's.
+ */
+function* operators(
+  tokens: readonly PythonToken[],
+  from: number,
+  to: number,
+): Generator<{ at: number; text: string; depth: number }> {
+  let depth = 0;
+  const lambdas: number[] = [];
+  for (let at = from; at < to; at++) {
+    const token = tokens[at]!;
+    if (token.kind === "keyword" && token.text === "lambda") lambdas.push(depth);
+    if (token.kind !== "op") continue;
+    const text = token.text;
+    if (text === ":" && lambdas.at(-1) === depth) {
+      lambdas.pop();
+      continue;
+    }
+    yield { at, text, depth };
+    if (text === "(" || text === "[" || text === "{") depth++;
+    else if (text === ")" || text === "]" || text === "}") depth--;
+  }
 }
