@@ -10,18 +10,31 @@ import type { BehaviourSignature } from "./harness-report.js";
 
 /**
  * Signatures recorded from real runs of the evaluation image (try-bundle.sh at the default budget,
- * SEED=<seed>): bundles/good under four seeds, the hand rewrite of it, two honest models that share
- * RMSNorm, rotary embeddings and SwiGLU (test/fixtures/copies).
+ * SEED=<seed>) on two streams, the pool's first bytes ("pinned") and one epoch's draw of windows
+ * ("epoch", what the service scores): bundles/good under three or four seeds, the hand rewrite of
+ * it, two honest models that share RMSNorm, rotary embeddings and SwiGLU under two each
+ * (test/fixtures/copies).
  */
+interface RecordedRun {
+  stream_sha256: string;
+  bpb: number;
+  behaviour: BehaviourSignature;
+}
 const recorded = JSON.parse(
   readFileSync(new URL("../test/fixtures/copies/signatures.json", import.meta.url), "utf8"),
-) as Record<string, { bpb: number; behaviour: BehaviourSignature }>;
-const signature = (name: string) => recorded[name]!.behaviour;
-const distance = (a: string, b: string) => behaviourDistance(signature(a), signature(b))!;
-const model = (name: string) => name.split("@")[0]!;
-const runs = Object.keys(recorded).filter((name) => name.includes("@"));
+) as Record<string, RecordedRun>;
+/** `epoch/honest-deep@1` is model honest-deep. */
+const model = (name: string) => name.split("/")[1]!.split("@")[0]!;
 
-describe("behaviour signatures of real runs", () => {
+describe.each(["pinned", "epoch"])("behaviour signatures of real runs, %s stream", (stream) => {
+  const runs = Object.keys(recorded).filter((name) => name.startsWith(`${stream}/`));
+  const signature = (name: string) => recorded[name]!.behaviour;
+  const distance = (a: string, b: string) => behaviourDistance(signature(a), signature(b))!;
+
+  it("are all on one stream", () => {
+    expect(new Set(runs.map((name) => recorded[name]!.stream_sha256)).size).toBe(1);
+  });
+
   it("each model under different seeds stays within the threshold: the seed noise", () => {
     const distances: number[] = [];
     for (const a of runs) {
@@ -30,34 +43,58 @@ describe("behaviour signatures of real runs", () => {
           distances.push(distance(a, b));
       }
     }
-    // good under 4 seeds, the two honest models under 2: 6 + 1 + 1 pairs.
-    expect(distances).toHaveLength(8);
+    // good under 3 or 4 seeds, the two honest models under 2.
+    expect(distances.length).toBeGreaterThanOrEqual(5);
     expect(Math.max(...distances)).toBeLessThanOrEqual(COPY_DISTANCE);
-    // The noise is real (seeds do change the curve), and the threshold does not sit far above it.
+    // The noise is real: seeds do change the curve.
     expect(Math.min(...distances)).toBeGreaterThan(0.01);
-    expect(COPY_DISTANCE).toBeLessThan(1.5 * Math.max(...distances));
   });
 
   it("the hand rewrite of good computes what good computes, under any seed: a copy", () => {
-    for (const seed of ["1337", "1"]) {
-      expect(distance(`rewrite@${seed}`, `good@${seed}`)).toBeLessThan(1e-3);
-      expect(recorded[`rewrite@${seed}`]!.bpb).toBe(recorded[`good@${seed}`]!.bpb);
+    const rewrites = runs.filter((name) => model(name) === "rewrite");
+    expect(rewrites.length).toBeGreaterThanOrEqual(1);
+    for (const rewrite of rewrites) {
+      const good = rewrite.replace("rewrite@", "good@");
+      expect(distance(rewrite, good)).toBeLessThan(1e-3);
+      expect(recorded[rewrite]!.bpb).toBe(recorded[good]!.bpb);
+      expect(isBehaviouralCopy(distance(rewrite, good))).toBe(true);
+      // Against good under another seed, it is still within the noise of one model.
+      for (const other of runs.filter((name) => model(name) === "good" && name !== good)) {
+        expect(isBehaviouralCopy(distance(rewrite, other))).toBe(true);
+      }
     }
-    expect(isBehaviouralCopy(distance("rewrite@1337", "good@1337"))).toBe(true);
-    // Re-seeded, it is still within the noise of one model.
-    expect(isBehaviouralCopy(distance("rewrite@1", "good@1337"))).toBe(true);
   });
 
   it("two honest models sharing RMSNorm, rotary embeddings and SwiGLU are not copies", () => {
-    const honest = runs.filter((name) => name.startsWith("honest-"));
+    const honest = runs.filter((name) => model(name).startsWith("honest-"));
     expect(honest).toHaveLength(4);
     for (const a of honest) {
       for (const b of runs) {
         if (model(a) === model(b)) continue;
-        expect(distance(a, b), `${a} vs ${b}`).toBeGreaterThan(1.5 * COPY_DISTANCE);
+        expect(distance(a, b), `${a} vs ${b}`).toBeGreaterThan(1.25 * COPY_DISTANCE);
         expect(isBehaviouralCopy(distance(a, b))).toBe(false);
       }
     }
+  });
+});
+
+describe("the threshold", () => {
+  it("does not sit far above the largest seed noise measured", () => {
+    let noise = 0;
+    const names = Object.keys(recorded).filter((name) => name.includes("/"));
+    for (const a of names) {
+      for (const b of names) {
+        const sameStream = a.split("/")[0] === b.split("/")[0];
+        if (a < b && sameStream && model(a) === model(b) && model(a) !== "rewrite") {
+          noise = Math.max(
+            noise,
+            behaviourDistance(recorded[a]!.behaviour, recorded[b]!.behaviour)!,
+          );
+        }
+      }
+    }
+    expect(noise).toBeLessThanOrEqual(COPY_DISTANCE);
+    expect(COPY_DISTANCE).toBeLessThan(1.5 * noise);
   });
 });
 

@@ -16,8 +16,8 @@ import type { BehaviourSignature } from "./harness-report.js";
 
 /**
  * Mean absolute curve difference (nats per byte) up to which a later run is a copy: above the
- * largest seed noise measured (0.17, a noisy model; `good`'s is 0.03-0.06), below the smallest
- * distance measured between different models (0.36).
+ * largest seed noise measured (0.17, a noisy model on the pool's first bytes; `good`'s is
+ * 0.02-0.06), below the smallest distance measured between different models (0.30).
  */
 export const COPY_DISTANCE = 0.2;
 /** Points two curves must share to be compared: fewer says too little about a training run. */
