@@ -109,6 +109,29 @@ describe("harness reports", () => {
     });
   });
 
+  it("reads the behaviour signature, and a report from a harness before it has none", () => {
+    const behaviour = { bucket_bytes: 2032, losses: [5.25, 3.84, 3.43] };
+    expect(parseRunReport(frame(nonce, runReport({ behaviour })), nonce)).toEqual({
+      ok: true,
+      report: runReport({ behaviour }),
+    });
+    const old = runReport();
+    expect("behaviour" in old).toBe(false);
+    expect(parseRunReport(frame(nonce, old), nonce)).toEqual({ ok: true, report: old });
+    for (const bad of [
+      { bucket_bytes: 0, losses: [1] },
+      { bucket_bytes: 10, losses: Array.from({ length: 65 }, () => 1) },
+      { bucket_bytes: 10, losses: ["1"] },
+      { losses: [1] },
+    ]) {
+      expect(parseRunReport(frame(nonce, { ...runReport(), behaviour: bad }), nonce)).toMatchObject(
+        {
+          error: { code: "report_malformed", message: expect.stringContaining("/behaviour") },
+        },
+      );
+    }
+  });
+
   it("accepts the nulls the harness writes for non-finite floats and an unread run.json", () => {
     const failed = runReport({
       ok: false,

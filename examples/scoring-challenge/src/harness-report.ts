@@ -51,6 +51,17 @@ export const RunStage = Type.Union([
 ]);
 export type RunStage = Static<typeof RunStage>;
 
+/**
+ * The behaviour signature (eval-image/harness/harness_behaviour.py): the charged losses cut into
+ * at most 64 equal spans of predicted bytes (`bucket_bytes` each, the last one shorter), as mean
+ * nats per byte, in stream order.
+ */
+export const BehaviourSignature = Type.Object({
+  bucket_bytes: Type.Integer({ minimum: 1 }),
+  losses: Type.Array(Float, { maxItems: 64 }),
+});
+export type BehaviourSignature = Static<typeof BehaviourSignature>;
+
 /** The run command's report: what the harness measured. It never reports a score. */
 export const RunReport = Type.Object({
   ok: Type.Boolean(),
@@ -81,6 +92,9 @@ export const RunReport = Type.Object({
   seconds: Float,
   // The bundle's process's peak resident memory, measured by the scorer (absent: it never ran).
   peak_memory_mb: Type.Optional(Float),
+  // What the model computed, for the copy check (behaviour-signature.ts); absent from the reports
+  // of harnesses before it, which are still read.
+  behaviour: Type.Optional(BehaviourSignature),
 });
 export type RunReport = Static<typeof RunReport>;
 

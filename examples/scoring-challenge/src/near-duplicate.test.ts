@@ -14,7 +14,9 @@ import {
   SHINGLE_TOKENS,
   type SourceFile,
   shingleHashes,
+  structuralTokens,
 } from "./near-duplicate.js";
+import { reachableCode } from "./python-reachability.js";
 import { pythonTokens } from "./python-tokens.js";
 
 const fixture = (name: string) =>
@@ -29,16 +31,30 @@ const bundle = (architecture: string, training: string, extra: SourceFile[] = []
 const similarity = (a: readonly SourceFile[], b: readonly SourceFile[]) =>
   jaccard(fingerprint(a).shingles, fingerprint(b).shingles);
 
-/** The similarity without the reachability pass: every token of every `.py` file (version 1). */
+/** The similarity without the reachability pass: every token of every `.py` file but annotations and docstrings. */
 const similarityOfAllCode = (a: readonly SourceFile[], b: readonly SourceFile[]) => {
   const all = (files: readonly SourceFile[]) =>
     fingerprintOf(
       files
         .filter((f) => f.path.endsWith(".py"))
-        .flatMap((f) => shingleHashes(pythonTokens(f.text))),
+        .flatMap((f) => shingleHashes(structuralTokens(pythonTokens(f.text)))),
     ).shingles;
   return jaccard(all(a), all(b));
 };
+
+/** The similarity as version 2 measured it: the reachable code, annotations and docstrings in. */
+const similarityWithAnnotations = (a: readonly SourceFile[], b: readonly SourceFile[]) => {
+  const reachable = (files: readonly SourceFile[]) =>
+    fingerprintOf(reachableCode(files).flatMap((f) => shingleHashes(f.tokens))).shingles;
+  return jaccard(reachable(a), reachable(b));
+};
+
+/** A bundle of test/fixtures/copies/<name> (the copies of issue 31, and two honest models). */
+const copyFixture = (name: string): SourceFile[] =>
+  ["architecture.py", "training.py"].map((path) => ({
+    path,
+    text: readFileSync(new URL(`../test/fixtures/copies/${name}/${path}`, import.meta.url), "utf8"),
+  }));
 
 /** The example bundles as miners submit them (bundles/<name>.zip). */
 async function example(name: string): Promise<SourceFile[]> {
@@ -317,3 +333,32 @@ function deadBody(seed: number): string {
     .filter((line) => line.startsWith("    "))
     .join("\n");
 }
+
+describe("disguised copies of good (issue 31)", async () => {
+  const good = await example("good");
+
+  it("good with every annotation and docstring deleted is a near-copy (0.81 before)", () => {
+    const copy = copyFixture("unannotated");
+    expect(similarityWithAnnotations(copy, good)).toBeLessThan(NEAR_DUPLICATE_THRESHOLD);
+    expect(similarity(copy, good)).toBe(1);
+  });
+
+  it("good verbatim, reached only through an unread module-level setdefault, is a near-copy (0.00 before)", () => {
+    const copy = copyFixture("registered");
+    expect(copy[0]!.text).toContain('_x = MODELS.setdefault("byte-transformer", ByteTransformer)');
+    expect(similarity(copy, good)).toBeGreaterThanOrEqual(NEAR_DUPLICATE_THRESHOLD);
+  });
+
+  it("a hand rewrite is past any token measure: the behavioural check catches it, not this one", () => {
+    expect(similarity(copyFixture("rewrite"), good)).toBeLessThan(0.5);
+  });
+
+  it("two honest models sharing RMSNorm, rotary embeddings and SwiGLU are not near-copies", () => {
+    const [deep, wide] = [copyFixture("honest-deep"), copyFixture("honest-wide")];
+    expect(deep[0]!.text).toContain("class RMSNorm");
+    expect(wide[0]!.text).toContain("class SwiGLU");
+    expect(similarity(deep, wide)).toBeLessThan(0.6);
+    expect(similarity(deep, good)).toBeLessThan(0.6);
+    expect(similarity(wide, good)).toBeLessThan(0.6);
+  });
+});

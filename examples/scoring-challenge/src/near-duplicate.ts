@@ -6,8 +6,10 @@
  * dead code does not dilute its similarity. Each window is normalised so that a consistent
  * rename leaves it unchanged: names are numbered by first appearance inside the window
  * (`x = x + y` and `total = total + step` are both `v0 = v0 + v1`), numbers and strings become
- * their kind, comments and whitespace are gone. Numbering inside the window, not the file, keeps
- * an inserted line from shifting every later window.
+ * their kind, comments and whitespace are gone, and so are type annotations and docstrings
+ * (python-cosmetics.ts). Numbering inside the window, not the file, keeps an inserted line from
+ * shifting every later window. What a rewrite by hand changes (the structure itself) is past any
+ * token measure: the behavioural check (behaviour-signature.ts) answers that copy.
  *
  * Two bundles are near-duplicates when the Jaccard similarity of their shingle sets is at least
  * NEAR_DUPLICATE_THRESHOLD. A MinHash signature, cut into LSH bands, finds the candidates
@@ -22,6 +24,7 @@
  * code is gone, what can still dilute is code that runs; Jaccard stays symmetric and keeps the
  * one threshold.
  */
+import { cosmeticTokens } from "./python-cosmetics.js";
 import { reachableCode } from "./python-reachability.js";
 import type { PythonToken } from "./python-tokens.js";
 
@@ -36,10 +39,11 @@ export const ROWS_PER_BAND = 4;
 /**
  * Stored with every fingerprint: change it whenever anything above, the tokenizer or the
  * reachability pass changes. Version 1 shingled every line of every file; version 2 only the
- * reachable code. Older rows are recomputed from their stored ZIP (fingerprint-store.ts,
- * upgradeFingerprints).
+ * reachable code; version 3 drops annotations and docstrings and keeps code a module-level
+ * binding may hold (a registry, `setdefault`, a dict of classes). Older rows are recomputed
+ * from their stored ZIP (fingerprint-store.ts, upgradeFingerprints).
  */
-export const FINGERPRINT_VERSION = 2;
+export const FINGERPRINT_VERSION = 3;
 
 /** What is stored per bundle. */
 export interface Fingerprint {
@@ -65,9 +69,18 @@ export interface SourceFile {
 export function fingerprint(files: readonly SourceFile[]): Fingerprint {
   const hashes = new Set<number>();
   for (const file of reachableCode(files)) {
-    for (const hash of shingleHashes(file.tokens)) hashes.add(hash);
+    for (const hash of shingleHashes(structuralTokens(file.source, file.kept))) hashes.add(hash);
   }
   return fingerprintOf(hashes);
+}
+
+/**
+ * The tokens a fingerprint reads: those `kept` (that can run), minus annotations and docstrings
+ * (python-cosmetics.ts), which a copy can delete without changing what the program computes.
+ */
+export function structuralTokens(tokens: readonly PythonToken[], kept?: Uint8Array): PythonToken[] {
+  const cosmetic = cosmeticTokens(tokens);
+  return tokens.filter((_, i) => cosmetic[i] === 0 && (kept === undefined || kept[i] === 1));
 }
 
 /** The fingerprint of a set of shingle hashes (what {@link fingerprint} stores). */

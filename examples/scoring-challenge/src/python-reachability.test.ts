@@ -405,6 +405,56 @@ describe("reachableCode", () => {
     expect(code["architecture.py"]).not.toContain("cached_but_unused");
   });
 
+  it("keeps code a module-level binding may hold, whatever reads the bound name (or nothing)", () => {
+    const code = bundle(py`
+      import functools
+
+      MODELS = {}
+      _x = MODELS.setdefault("a", ViaSetdefault)
+      TABLE = {"b": InDict, "c": [InList]}
+      HOOK = lambda ctx: InLambda()
+      PAD = [1, 2, 3]
+
+      class ViaSetdefault:
+          pass
+
+      class InDict:
+          pass
+
+      class InList:
+          pass
+
+      class InLambda:
+          pass
+
+      @functools.partial(MODELS.setdefault, "d")
+      class ViaDecoratorArgument:
+          pass
+
+      class Holder:
+          kinds = {"e": InClassAttribute}
+
+      class InClassAttribute:
+          pass
+
+      class Dead:
+          pass
+
+      def build_model(ctx):
+          return MODELS["a"]()
+    `);
+    const architecture = code["architecture.py"]!;
+    for (const name of ["ViaSetdefault", "InDict", "InList", "InLambda", "ViaDecoratorArgument"]) {
+      expect(architecture).toContain(`class ${name}`);
+    }
+    expect(architecture).toContain("_x = MODELS . setdefault");
+    // Nothing reads Holder: its class attribute holds nothing reachable.
+    expect(architecture).not.toContain("class Holder");
+    expect(architecture).not.toContain("class InClassAttribute");
+    expect(architecture).not.toContain("PAD");
+    expect(architecture).not.toContain("class Dead");
+  });
+
   it("keeps module-level writes to a used name, drops writes to an unused one", () => {
     const code = bundle(py`
       TABLE = {}

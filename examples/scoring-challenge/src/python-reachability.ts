@@ -18,7 +18,12 @@
  * turned into a direct call) would differ by all of it. And two bundles that differ only in code
  * the pass wrongly drops would look alike. So wherever the pass cannot tell, it keeps:
  * - every statement that runs at import (module level, class bodies) except definitions;
- * - a definition under a decorator bound in the bundle (a registry may keep it: `@register`);
+ * - a definition under a decorator that reads a name bound in the bundle (a registry may keep
+ *   it: `@register`, `@functools.partial(MODELS.setdefault, "a")`);
+ * - a module- or class-level statement whose right-hand side reads one of the bundle's classes or
+ *   functions, or defines a lambda, whatever reads the name it binds: the bound object may hold
+ *   that code (`_x = REGISTRY.setdefault(key, Model)`, `MODELS = {"a": Model}`), and a copy
+ *   reached only through such a binding must not lose the code it reaches (issue 31);
  * - a module used as a value (`helpers` passed around, `getattr(helpers, "f")`): all of it;
  * - methods and class attributes whose name is used as any attribute, keyword argument or string
  *   anywhere (no types: `x.view` may call any class's `view`), plus dunders and the methods
@@ -36,9 +41,13 @@
  *
  * Where it drops although something could run, on purpose (each is a cheap padding vehicle if
  * kept, and each matters only to a bundle that does real work in an odd place): a module- or
- * class-level assignment nothing reads (`PAD = [...]`; the side effects of its right-hand side
- * are given up), and a definition under a decorator from outside the bundle (`@torch.no_grad()`,
- * `@functools.lru_cache`: none of those registers it anywhere the bundle could read back).
+ * class-level assignment nothing reads whose right-hand side reads none of the bundle's
+ * definitions (`PAD = [1, 2]`; the side effects of its right-hand side are given up), and a
+ * definition under a decorator from outside the bundle that reads none of its names
+ * (`@torch.no_grad()`, `@functools.lru_cache`: none of those registers it anywhere the bundle
+ * could read back). Padding that runs (or that such a binding keeps) dilutes a copy's token
+ * similarity; what it computes does not change, which the behavioural check reads
+ * (behaviour-signature.ts).
  *
  * The limit: code that can run but does nothing useful (an opaque `if ctx.vocab_size < 0:`, a
  * helper called and ignored, a method named like an attribute used elsewhere) is kept, and
@@ -52,7 +61,7 @@ import {
   readImport,
   type Statement,
 } from "./python-statements.js";
-import { type PythonToken, pythonTokens } from "./python-tokens.js";
+import { isFString, type PythonToken, pythonTokens } from "./python-tokens.js";
 
 /** The modules the harness imports, and the function it calls in each. */
 export const ENTRY_POINTS: readonly { module: string; name: string }[] = [
@@ -114,6 +123,9 @@ export interface PythonSource {
 export interface ReachableFile {
   path: string;
   tokens: PythonToken[];
+  /** All of the file's tokens, and a mark (1) on each that can run: `tokens` is those marked. */
+  source: PythonToken[];
+  kept: Uint8Array;
 }
 
 /**
@@ -129,7 +141,12 @@ export function reachableCode(files: readonly PythonSource[]): ReachableFile[] {
     modules.filter((m) => m.name === module).map((m) => ({ module: m, name })),
   );
   if (entries.length === 0) {
-    return modules.map((m) => ({ path: m.path, tokens: m.tokens }));
+    return modules.map((m) => ({
+      path: m.path,
+      tokens: m.tokens,
+      source: m.tokens,
+      kept: new Uint8Array(m.tokens.length).fill(1),
+    }));
   }
   const pass = new Reachability(modules);
   for (const { module, name } of entries) pass.enter(module, name);
@@ -137,6 +154,8 @@ export function reachableCode(files: readonly PythonSource[]): ReachableFile[] {
   return modules.map((m) => ({
     path: m.path,
     tokens: m.tokens.filter((_, i) => m.keep[i] === 1),
+    source: m.tokens,
+    kept: m.keep,
   }));
 }
 
@@ -159,6 +178,11 @@ interface Module {
   binds: Set<string>;
   /** Names it binds by a definition or assignment, or by an import from a bundle module. */
   bundleBinds: Set<string>;
+  /**
+   * Names that may hold the bundle's code: its module-level `def`/`class` names and names
+   * imported from bundle modules. A module-level statement that reads one keeps it reachable.
+   */
+  definitions: Set<string>;
   /** Where each name occurs (token indices, ascending), built on the first rebinding seen. */
   occurrences: Map<string, number[]> | null;
   scope: Scope;
@@ -199,6 +223,7 @@ function newModule(path: string, tokens: PythonToken[]): Module {
     stars: new Set(),
     binds: new Set(),
     bundleBinds: new Set(),
+    definitions: new Set(),
     occurrences: null,
     scope: undefined as unknown as Scope,
   };
@@ -288,6 +313,7 @@ class Reachability {
         if (name !== null) {
           module.binds.add(name);
           module.bundleBinds.add(name);
+          module.definitions.add(name);
         }
       } else if (statement.kind === "import" || statement.kind === "from") {
         const read = readImport(tokens, statement.head, statement.headerEnd);
@@ -299,7 +325,10 @@ class Reachability {
             continue;
           }
           module.binds.add(bound);
-          if (fromBundle) module.bundleBinds.add(bound);
+          if (fromBundle) {
+            module.bundleBinds.add(bound);
+            module.definitions.add(bound);
+          }
         }
       } else {
         const targets = assignmentTargets(tokens, statement);
@@ -420,7 +449,10 @@ class Reachability {
         if (
           targets === null ||
           (scope.kind === "class" && targets.changes.length > 0) ||
-          targets.binds.length + targets.changes.length === 0
+          targets.binds.length + targets.changes.length === 0 ||
+          // `_x = REGISTRY.setdefault(key, Model)`, `MODELS = {"a": Model}`: the bound object may
+          // hold the bundle's code, and whatever reads it (a registry, a lookup) reaches that code.
+          readsDefinition(module, statement.head, statement.headerEnd)
         ) {
           this.keepWhole(scope, statement);
         } else {
@@ -492,14 +524,17 @@ class Reachability {
     this.block(inner, statement.body);
   }
 
-  /** Whether a decorator of `statement` is a name the bundle binds (it may register it). */
+  /**
+   * Whether a decorator of `statement` reads a name the bundle binds, anywhere in its expression
+   * (`@register`, `@REGISTRY.register("a")`, `@functools.partial(MODELS.setdefault, "a")`): it
+   * may register the definition somewhere the bundle reads back.
+   */
   private decoratedByBundle(module: Module, statement: Statement): boolean {
     const { tokens } = module;
     for (let i = statement.start; i < statement.head; i++) {
       const token = tokens[i]!;
-      if (token.indent < 0 || token.text !== "@") continue;
-      const name = tokens[i + 1];
-      if (name?.kind === "name" && module.bundleBinds.has(name.text)) return true;
+      if (token.kind !== "name" || tokens[i - 1]?.text === ".") continue;
+      if (module.bundleBinds.has(token.text)) return true;
     }
     return false;
   }
@@ -707,9 +742,19 @@ class Reachability {
   }
 }
 
-function isFString(text: string): boolean {
-  const quote = text.search(/['"]/);
-  return quote > 0 && text.slice(0, quote).toLowerCase().includes("f");
+/**
+ * Whether tokens [from, to) read a name that may hold the bundle's code (a module-level
+ * definition or a name imported from a bundle module) or define a function (`lambda`).
+ */
+function readsDefinition(module: Module, from: number, to: number): boolean {
+  const { tokens } = module;
+  for (let i = from; i < to; i++) {
+    const token = tokens[i]!;
+    if (token.kind === "keyword" && token.text === "lambda") return true;
+    if (token.kind !== "name" || tokens[i - 1]?.text === ".") continue;
+    if (module.definitions.has(token.text)) return true;
+  }
+  return false;
 }
 
 /** A string literal's text without its prefix and quotes (escapes left as written). */

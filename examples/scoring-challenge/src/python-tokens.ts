@@ -157,6 +157,12 @@ export function pythonTokens(source: string): PythonToken[] {
   return tokens;
 }
 
+/** Whether a string token is an f-string (its fields are code). */
+export function isFString(text: string): boolean {
+  const quote = text.search(/['"]/);
+  return quote > 0 && text.slice(0, quote).toLowerCase().includes("f");
+}
+
 function isDigit(code: number): boolean {
   return code >= 48 && code <= 57;
 }

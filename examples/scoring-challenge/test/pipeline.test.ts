@@ -4,6 +4,7 @@
 // (16 KiB of tokens: each scored run takes seconds): the example bundles each end where they
 // should, the LLM gate allows, denies (cached), and holds, and a worker lost mid-run leaves the
 // submission to another that scores it exactly once.
+import { readFileSync } from "node:fs";
 import { LeaseLostError } from "@platform/challenge-sdk/jobs";
 import type { TaskResult, TaskRunner } from "@platform/challenge-sdk/tasks";
 import {
@@ -226,6 +227,26 @@ describe.runIf(ready)(`the whole pipeline on CPU (${backend})`, () => {
     const [row] = await t.sql<{ gate: { static: { ok: boolean } } }[]>`
       select gate from submissions where id = ${hostile.id}::bigint`;
     expect(row!.gate.static.ok).toBe(false);
+  });
+
+  it("a hand rewrite of good.zip is scored, then rejected as a copy of it by what it computes", async () => {
+    const fixture = (file: string) =>
+      readFileSync(new URL(`./fixtures/copies/rewrite/${file}`, import.meta.url), "utf8");
+    const rewrite = await evaluate(
+      "rewrite",
+      bundleZip(fixture("architecture.py"), fixture("training.py")),
+    );
+    expect(rewrite.status).toBe("rejected");
+    expect(rewrite.error).toContain(`computes what submission ${ids["good"]} computes`);
+    const [row] = await t.sql<{ bpb: number; behaviour: { losses: number[] } }[]>`
+      select (report ->> 'nll_nats')::float8 / (ln(2) * (report ->> 'covered_bytes')::float8) as bpb,
+             report -> 'behaviour' as behaviour
+      from submissions where id = ${rewrite.id}::bigint`;
+    // The run happened (its report is kept for the audit), and it scored what good.zip scored.
+    expect(row!.behaviour.losses.length).toBe(64);
+    expect(row!.bpb).toBeCloseTo((await status(ids["good"]!)).bpb!, 2);
+    // good.zip keeps the weight.
+    expect(await weights()).toEqual({ [(await status(ids["good"]!)).hotkey]: 1 });
   });
 
   it("an LLM deny rejects the bundle; the same bundle again is denied from the cache", async () => {

@@ -17,7 +17,9 @@ export type ScoringTest = TestChallenge<unknown> & { state: ScoringState };
 
 /**
  * Start the challenge on `backend`. Defaults: no background worker (tests drive process-next),
- * LLM gate off, small budgets; `env` overrides.
+ * LLM gate off, small budgets, the evaluation image `EVAL_IMAGE` names when it is set (the one
+ * evalImageReady checks; a harness being worked on can be built under another tag); `env`
+ * overrides.
  */
 export async function startScoring(
   backend: Backend,
@@ -34,6 +36,7 @@ export async function startScoring(
       // The small pinned corpus: fast to load, the same on every machine (the built public pool
       // is 132 MB and only where corpus/build-pool.sh ran).
       CORPUS_DIR: fileURLToPath(DEFAULT_CORPUS_DIR),
+      ...(process.env["EVAL_IMAGE"] ? { EVAL_IMAGE: process.env["EVAL_IMAGE"] } : {}),
       ...env,
     },
   });

@@ -146,6 +146,7 @@ class Scorer:
     def __init__(
         self, config: dict[str, Any], stream: bytes, holdout: bytes, device: str, report: dict[str, Any], *, threads: int
     ) -> None:
+        import harness_behaviour
         import harness_causality
         import harness_stream
 
@@ -170,6 +171,10 @@ class Scorer:
         self.holdout = numpy.frombuffer(holdout, dtype=numpy.uint8)
         self.holdout_position = 0
         self.holdout_tally = harness_stream.Tally(config["vocab_size"])
+        # The behaviour signature (the copy check's): the loss curve over the bytes a full pass predicts.
+        length = config["sequence_length"]
+        predicted = min(max(0, len(stream) - 1), config["token_budget"] * (length - 1) // length)
+        self.curve = harness_behaviour.LossCurve(predicted, config["vocab_size"])
         self.functions: dict[int, tuple[Any, int]] = {}
         # The largest message: the model's tensors and constants within the memory budget.
         self.payload_limit = max(256, config["memory_mb"] or 4096) * 1024 * 1024
@@ -318,7 +323,9 @@ class Scorer:
             raise StageError("graph", f"evaluating the model: {describe(error)}") from None
         if not self.twins.ok:
             return None
-        self.tally.charge(torch.cat(losses, dim=0), tokens.numel())
+        charged = torch.cat(losses, dim=0)
+        self.tally.charge(charged, tokens.numel())
+        self.curve.charge(charged)
         self.shadow(function, state, length)
         return tokens
 
@@ -352,6 +359,7 @@ class Scorer:
             steps=t.batches,
             causality=self.twins.to_json(),
             holdout={"covered_bytes": self.holdout_tally.covered_bytes, "nll_nats": self.holdout_tally.nll.value},
+            behaviour=self.curve.to_json(),
         )
 
     def converse(self, inbound: Any, outbound: Any, child_pid: int | None = None) -> None:
@@ -475,6 +483,7 @@ def execute(workspace: str, artifacts_dir: str, report: dict[str, Any], key: byt
 
     # Everything the scorer will ever import, before the bundle's process can write a file
     # anywhere (its /tmp is this process's /tmp too).
+    import harness_behaviour  # noqa: F401
     import harness_causality  # noqa: F401
     import harness_graph  # noqa: F401
     import harness_runtime

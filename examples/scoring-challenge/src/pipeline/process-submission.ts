@@ -3,14 +3,15 @@
  *
  *   claim (pending -> running, fenced) -> bundle re-read from the database and re-checked
  *   -> static gates and contract (gate.py, container) -> duplicates (exact hash, near-copy)
- *   -> LLM review (unless LLM_GATE=off) -> scored run (run.py, container) -> score -> write
+ *   -> LLM review (unless LLM_GATE=off) -> scored run (run.py, container) -> score
+ *   -> behavioural copy check (the run's loss curve against earlier accepted runs) -> write
  *
  * The gate's verdict comes before the duplicate check, so a near-copy that breaks the gate is
  * refused for what it breaks; an exact copy of an earlier bundle that passed the gate is refused
  * at once, without the gate's container run (duplicate-stage.ts says why nothing is lost).
  *
- * Each refusal is a readable `error` and a status: `rejected` (a gate, a duplicate, the LLM's
- * deny, a model that looks ahead), `held` (the LLM review could not decide: never allowed, not
+ * Each refusal is a readable `error` and a status: `rejected` (a gate, a duplicate by code or by
+ * behaviour, the LLM's deny, a model that looks ahead), `held` (the LLM review could not decide: never allowed, not
  * re-run by process-next; an operator releases it or it is rejected after 24 h), `failed` (the
  * bundle's run broke or scored nothing, or the platform gave up on it), `completed` (scored).
  * Infrastructure failures never land on the miner at first: the submission goes back to
@@ -25,6 +26,7 @@ import { JobError, type JobHandler, LeaseLostError } from "@platform/challenge-s
 import type { EvalLevel } from "../api-schemas.js";
 import { endLevel, startLevel } from "../eval-jobs.js";
 import { type DuplicateMatch, duplicateMessage } from "../fingerprint-store.js";
+import { behaviourMessage, behaviourStage } from "./behaviour-stage.js";
 import { claimSubmission, reopenBundle } from "./claim-submission.js";
 import { duplicateStage, gatedExactDuplicate } from "./duplicate-stage.js";
 import { fenced } from "./fenced.js";
@@ -134,6 +136,16 @@ export async function processSubmission(
     await enter("run");
     const run = await scoredRunStage(deps, submission, bundle, context.signal);
     if (run.status === "completed") {
+      // A run that computes what an earlier accepted bundle computes is a copy of it.
+      const copy = await behaviourStage(sql, id, run.report!);
+      audit["behaviour"] = copy;
+      if (copy) {
+        return finish("run", {
+          status: "rejected",
+          error: behaviourMessage(copy),
+          report: run.report,
+        });
+      }
       return finish("run", {
         status: "completed",
         finalScore: run.finalScore,

@@ -40,8 +40,17 @@ class Run(unittest.TestCase):
                 "ok", "error", "harness_version", "stream_sha256", "vocab_size", "sequence_length", "batch_size",
                 "batches", "tokens", "covered_bytes", "nll_nats", "first_batch_loss", "nonfinite_batches",
                 "param_count", "steps", "causality", "holdout", "device", "seconds", "peak_memory_mb",
+                "behaviour",
             },
         )
+        # The behaviour signature: the charged losses by stream position, the same code length.
+        curve = report["behaviour"]
+        self.assertGreater(len(curve["losses"]), 1)
+        bytes_per_bucket = [curve["bucket_bytes"]] * (len(curve["losses"]) - 1)
+        bytes_per_bucket.append(report["covered_bytes"] - sum(bytes_per_bucket))
+        self.assertGreater(bytes_per_bucket[-1], 0)
+        total = sum(loss * count for loss, count in zip(curve["losses"], bytes_per_bucket))
+        self.assertAlmostEqual(total / report["nll_nats"], 1.0, places=5)
         self.assertEqual(report["harness_version"], "2")
         self.assertEqual(report["device"], "cpu")
         self.assertEqual(report["covered_bytes"], report["batches"] and report["tokens"] - report["tokens"] // 32)
