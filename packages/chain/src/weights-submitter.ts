@@ -10,7 +10,6 @@ import type {
 import type { Codec, IKeyringPair } from "@polkadot/types/types";
 import { hexToU8a, isHex, u8aToHex } from "@polkadot/util";
 import { blake2AsHex, cryptoWaitReady } from "@polkadot/util-crypto";
-import { BURN_UID } from "../weights/aggregate-weights.js";
 import {
   type BlockRef,
   type ChainClient,
@@ -37,6 +36,7 @@ import {
 } from "./commit-reveal.js";
 import { type SubmissionKind, type SubmissionRecord, SubmissionStore } from "./submission-store.js";
 import {
+  BURN_UID,
   type BuiltWeights,
   buildWeights,
   CommitRevealEnabledError,
@@ -176,7 +176,7 @@ export interface WeightsSubmitterOptions {
   versionKey?: bigint | number;
   /** Send a vector whose only non-zero weight is the burn uid; default false. */
   allowBurn?: boolean;
-  /** Default 0 (the master's `BURN_UID`). */
+  /** Default {@link BURN_UID} (0). */
   burnUid?: number;
   /** Blocks a signed extrinsic stays valid (a power of two, 4..65536); default 64. */
   eraPeriod?: number;
