@@ -70,6 +70,7 @@ export {
   readValidatorHotkey,
   type ValidatorHotkey,
 } from "./validator-hotkey.js";
+export { type ValidatorKeySource, validatorKeypair } from "./validator-keypair.js";
 export {
   runValidator,
   VALIDATOR_EXIT,
@@ -81,8 +82,6 @@ export {
   type PreparedWeights,
   type SubmitResult,
   type SubmitterEvent,
-  type ValidatorKeySource,
-  validatorKeypair,
   type WeightsSubmitter,
   type WeightsSubmitterOptions,
 } from "./weights-submitter.js";
