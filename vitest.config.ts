@@ -13,6 +13,11 @@ const alias = [
     find: /^@platform\/challenge-sdk\/([a-z-]+)$/,
     replacement: here("packages/challenge-sdk/src/$1/index.ts"),
   },
+  { find: /^@platform\/chain$/, replacement: here("packages/chain/src/index.ts") },
+  {
+    find: /^@platform\/chain\/local$/,
+    replacement: here("packages/chain/src/local-subtensor/index.ts"),
+  },
   { find: /^@platform\/master$/, replacement: here("packages/master/src/index.ts") },
 ];
 
@@ -70,6 +75,7 @@ export default defineConfig({
     sequence: { sequencer: DurationSequencer },
     projects: [
       ...project("core", "packages/core"),
+      ...project("chain", "packages/chain"),
       ...project("master", "packages/master"),
       ...project("challenge-sdk", "packages/challenge-sdk", 60_000),
       ...project("cli", "packages/cli", 90_000, false),

@@ -10,6 +10,14 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  createChainClient,
+  createWeightsSubmitter,
+  readMetagraph,
+  validatorKeypair,
+  validatorMigrations,
+} from "@platform/chain";
+import { startLocalSubtensor } from "@platform/chain/local";
+import {
   createLogger,
   initCrypto,
   keypairFromMnemonic,
@@ -17,14 +25,6 @@ import {
   openDatabase,
   type WeightsSnapshot,
 } from "@platform/core";
-import {
-  createChainClient,
-  createWeightsSubmitter,
-  readMetagraph,
-  startLocalSubtensor,
-  validatorKeypair,
-  validatorMigrations,
-} from "@platform/master";
 import { blake2AsHex, encodeAddress } from "@polkadot/util-crypto";
 import { type Figure, median, round } from "../_figure.js";
 

@@ -21,6 +21,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startLocalSubtensor } from "@platform/chain/local";
 import {
   createLogger,
   generateMnemonic,
@@ -30,7 +31,7 @@ import {
   type Sr25519Keypair,
   signRequest,
 } from "@platform/core";
-import { createMaster, loadMasterConfig, startLocalSubtensor } from "@platform/master";
+import { createMaster, loadMasterConfig } from "@platform/master";
 import { challenge as agentEvalChallenge } from "../../examples/agent-eval-challenge/src/challenge.js";
 import { DEFAULT_AGENT_IMAGE } from "../../examples/agent-eval-challenge/src/eval-worker/eval-worker-settings.js";
 import { connect } from "../../examples/agent-eval-challenge/src/miner/challenge-client.js";

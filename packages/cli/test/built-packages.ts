@@ -1,7 +1,7 @@
 // The built packages, for the tests that run what users install: dist/ of core, the SDK, the
-// master and the CLI, rebuilt when older than their sources. Test files run in parallel
-// processes, so a build is taken under core's data-dir lock: one process builds, the others
-// wait and then find it fresh.
+// chain, the master and the CLI, rebuilt when older than their sources. Test files run in
+// parallel processes, so a build is taken under core's data-dir lock: one process builds, the
+// others wait and then find it fresh.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -61,6 +61,7 @@ const BUILDS: { workspace: string; outputs: string[]; inputs: string[] }[] = [
     "challenge-sdk",
     ["dist/index.js", "dist/index.d.ts", "dist/testing/index.js", "dist/testing/index.d.ts"],
   ],
+  ["chain", ["dist/index.js", "dist/index.d.ts", "dist/local/index.js", "dist/local/index.d.ts"]],
   ["master", ["dist/index.js", "dist/index.d.ts"]],
   ["cli", ["dist/cli.js", "dist/template/package.json"]],
 ].map(([name, outputs]) => ({

@@ -4,8 +4,14 @@
  * the weights aggregation and metagraph providers, and the image policy.
  */
 
+// The chain stack moved to @platform/chain (and the local subtensor to @platform/chain/local);
+// these names stay exported here so code that imported them from the master keeps working.
+// Import them from @platform/chain.
 export {
+  type BeaconChoice,
   type BlockRef,
+  type BuiltWeights,
+  buildWeights,
   type CallOptions,
   type ChainClient,
   type ChainClientOptions,
@@ -13,32 +19,62 @@ export {
   type ChainConnection,
   ChainError,
   type ChainErrorKind,
-  createChainClient,
-  describeEndpoint,
-} from "./chain/chain-client.js";
-export {
   type ChainMetagraph,
   type ChainMetagraphOptions,
-  chainMetagraph,
-  type MetagraphRead,
-  readMetagraph,
-} from "./chain/chain-metagraph.js";
-export {
-  type BeaconChoice,
   COMMIT_REVEAL_VERSION,
-  parseBeaconPublicKey,
-  resolveBeacon,
-} from "./chain/commit-reveal.js";
-export { DRAND_QUICKNET, verifyRoundSignature } from "./chain/drand-beacon.js";
-export {
+  type CommitDetail,
+  CommitRevealEnabledError,
+  chainMetagraph,
+  checkSetWeights,
   collectionHealth,
+  createChainClient,
+  createWeightsSubmitter,
   DEFAULT_GRACE_COLLECTIONS,
+  DRAND_QUICKNET,
+  decodeWeightsTlockPayload,
+  describeEndpoint,
+  encodeWeightsTlockPayload,
   type HealthGate,
   HealthGateError,
   type HealthVerdict,
+  HotkeyFileError,
   historyHealthGate,
+  type LocalCheck,
+  LocalCheckError,
+  type MetagraphRead,
+  OpenAttemptError,
   observingHealthGate,
-} from "./chain/health-gate.js";
+  type PreparedWeights,
+  parseBeaconPublicKey,
+  type RevealCause,
+  readMetagraph,
+  readSubnetRules,
+  readValidatorHotkey,
+  resolveBeacon,
+  revealRound,
+  runValidator,
+  type SubmissionKind,
+  type SubmissionRecord,
+  type SubmissionStatus,
+  SubmissionStore,
+  type SubmitResult,
+  type SubmitterEvent,
+  type SubnetRules,
+  TimelockError,
+  timelockDecrypt,
+  timelockEncrypt,
+  VALIDATOR_EXIT,
+  type ValidatorHotkey,
+  type ValidatorKeySource,
+  type ValidatorOptions,
+  type ValidatorOutcome,
+  validatorKeypair,
+  validatorMigrations,
+  verifyRoundSignature,
+  type WeightsSubmitter,
+  type WeightsSubmitterOptions,
+  type WeightsTlockPayload,
+} from "@platform/chain";
 export {
   LOCAL_SUBTENSOR_HYPERPARAMETERS,
   type LocalSubtensor,
@@ -48,55 +84,7 @@ export {
   type LocalSubtensorOptions,
   type LocalSubtensorStatus,
   startLocalSubtensor,
-} from "./chain/local-subtensor/index.js";
-export {
-  type CommitDetail,
-  OpenAttemptError,
-  type RevealCause,
-  type SubmissionKind,
-  type SubmissionRecord,
-  type SubmissionStatus,
-  SubmissionStore,
-  validatorMigrations,
-} from "./chain/submission-store.js";
-export {
-  type BuiltWeights,
-  buildWeights,
-  CommitRevealEnabledError,
-  checkSetWeights,
-  type LocalCheck,
-  LocalCheckError,
-  readSubnetRules,
-  type SubnetRules,
-} from "./chain/subnet-rules.js";
-export { TimelockError, timelockDecrypt, timelockEncrypt } from "./chain/timelock.js";
-export {
-  HotkeyFileError,
-  readValidatorHotkey,
-  type ValidatorHotkey,
-} from "./chain/validator-hotkey.js";
-export {
-  runValidator,
-  VALIDATOR_EXIT,
-  type ValidatorOptions,
-  type ValidatorOutcome,
-} from "./chain/validator-loop.js";
-export {
-  createWeightsSubmitter,
-  type PreparedWeights,
-  type SubmitResult,
-  type SubmitterEvent,
-  type ValidatorKeySource,
-  validatorKeypair,
-  type WeightsSubmitter,
-  type WeightsSubmitterOptions,
-} from "./chain/weights-submitter.js";
-export {
-  decodeWeightsTlockPayload,
-  encodeWeightsTlockPayload,
-  revealRound,
-  type WeightsTlockPayload,
-} from "./chain/weights-tlock-payload.js";
+} from "@platform/chain/local";
 export {
   type BrokerConfig,
   ConfigError,

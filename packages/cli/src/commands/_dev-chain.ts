@@ -61,7 +61,7 @@ export async function startDevChain(options: {
   commitReveal?: boolean;
 }): Promise<DevChain> {
   const commitReveal = options.commitReveal ?? true;
-  const { startLocalSubtensor } = await import("@platform/master");
+  const { startLocalSubtensor } = await import("@platform/chain/local");
   const { createLogger, generateMnemonic, initCrypto, keypairFromMnemonic } = await import(
     "@platform/core"
   );

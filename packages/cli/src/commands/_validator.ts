@@ -27,7 +27,7 @@ export async function openValidatorDatabase(args: {
   "database-url"?: string;
 }) {
   const { openDatabase, migrate } = await import("@platform/core");
-  const { validatorMigrations } = await import("@platform/master");
+  const { validatorMigrations } = await import("@platform/chain");
   const url = args["database-url"] || process.env.DATABASE_URL;
   const database = await openDatabase(
     url ? { url } : { dataDir: args["data-dir"] ?? defaultValidatorDataDir() },

@@ -45,7 +45,7 @@ export default defineCommand({
       const port = integer(args.port, "--port", 0, 65_535);
       const blockMs = integer(args["block-ms"], "--block-ms", 10, 600_000);
       const rateLimit = integer(args["rate-limit"], "--rate-limit", 0, 1_000_000);
-      const { startLocalSubtensor } = await import("@platform/master");
+      const { startLocalSubtensor } = await import("@platform/chain/local");
       const chain = await startLocalSubtensor({
         port,
         host: args.host,

@@ -110,7 +110,7 @@ export default defineCommand({
       const drandPublicKey = args["drand-public-key"] || process.env.PLATFORM_DRAND_PUBLIC_KEY;
 
       const core = await import("@platform/core");
-      const chain = await import("@platform/master");
+      const chain = await import("@platform/chain");
       const keypair = await loadValidatorKeypair(args.hotkey);
       const log = core.createLogger({ name: "platform-validator", level: "warn" });
       const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -174,7 +174,7 @@ function integer(text: string | undefined, flag: string, min: number, max: numbe
 /** The hotkey: a file (wallet hotkey or saved key) by path, else a saved key by name. */
 async function loadValidatorKeypair(hotkey: string) {
   const { readValidatorHotkey, validatorKeypair, HotkeyFileError } = await import(
-    "@platform/master"
+    "@platform/chain"
   );
   if (existsSync(hotkey)) {
     try {
@@ -209,7 +209,7 @@ async function fetchSnapshot(master: string) {
   return body;
 }
 
-type Chain = typeof import("@platform/master");
+type Chain = typeof import("@platform/chain");
 type Event = Parameters<NonNullable<Parameters<Chain["runValidator"]>[0]["onEvent"]>>[0];
 type Outcome = Awaited<ReturnType<Chain["runValidator"]>>;
 

@@ -24,7 +24,7 @@ export default defineCommand({
   run: ({ args }) =>
     runCommand(async () => {
       if (args.master) return masterStatus(args.master.replace(/\/+$/, ""), args.json);
-      const { SubmissionStore } = await import("@platform/master");
+      const { SubmissionStore } = await import("@platform/chain");
       const database = await openValidatorDatabase(args);
       try {
         const limit = Math.min(Math.max(Number.parseInt(args.limit, 10) || 10, 1), 1000);

@@ -3,8 +3,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type LocalSubtensor, startLocalSubtensor } from "@platform/chain/local";
 import { initCrypto, keypairFromMnemonic } from "@platform/core";
-import { type LocalSubtensor, startLocalSubtensor } from "@platform/master";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../test/run-cli.js";
 

@@ -1,13 +1,18 @@
+import {
+  type ChainClient,
+  type ChainMetagraph,
+  chainMetagraph,
+  createChainClient,
+  historyHealthGate,
+  readValidatorHotkey,
+  runValidator,
+  type SubmissionRecord,
+  SubmissionStore,
+  validatorKeypair,
+} from "@platform/chain";
 import { Type } from "@sinclair/typebox";
 import type { MasterContext } from "../master-context.js";
 import { WeightsSnapshotStore } from "../weights/weights-snapshot-store.js";
-import { type ChainClient, createChainClient } from "./chain-client.js";
-import { type ChainMetagraph, chainMetagraph } from "./chain-metagraph.js";
-import { historyHealthGate } from "./health-gate.js";
-import { type SubmissionRecord, SubmissionStore } from "./submission-store.js";
-import { readValidatorHotkey } from "./validator-hotkey.js";
-import { runValidator } from "./validator-loop.js";
-import { validatorKeypair } from "./weights-submitter.js";
 
 /** What the chain group gives the others: the metagraph the weights collector reads. */
 export interface MasterChain {

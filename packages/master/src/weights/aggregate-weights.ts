@@ -1,8 +1,9 @@
+import { BURN_UID } from "@platform/chain";
 import type { WeightsSource } from "@platform/core";
 import { toU16Weights } from "./chain-weights.js";
 
-/** The uid that receives weight nobody earned: the subnet owner's burn uid. */
-export const BURN_UID = 0;
+// The uid that receives weight nobody earned is the chain's (the validator sends to it too).
+export { BURN_UID };
 
 /**
  * What happens to the emission share of a challenge that cannot pay its own miners (its

@@ -1,20 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { MetagraphError, type MetagraphProvider } from "@platform/chain";
 import { type Dispatcher, request } from "undici";
 
 /** The largest uid a subnet can have (uids are u16). */
 export const MAX_UID = 65_535;
 
-/** Where the master learns which uid each hotkey holds. The chain provider comes later. */
-export interface MetagraphProvider {
-  /** hotkey -> uid, as of now. Rejects when the source cannot be read or is malformed. */
-  uids(): Promise<Map<string, number>>;
-}
-
-/** A metagraph document that cannot be used; the message says which rule it broke. */
-export class MetagraphError extends Error {
-  override readonly name = "MetagraphError";
-}
+// The provider contract and its error live with the chain's own provider (@platform/chain); the
+// master adds the file, URL and static providers.
+export { MetagraphError, type MetagraphProvider };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

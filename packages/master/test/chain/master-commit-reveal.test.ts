@@ -4,11 +4,12 @@
 // commit's block and round). Then the health gate: a challenge with emission that fails more
 // collections in a row than the grace closes it, the view names the challenge, and no commit
 // is sent while it stays closed.
+
+import { SubmissionStore } from "@platform/chain";
+import { type LocalSubtensor, startLocalSubtensor } from "@platform/chain/local";
 import { initCrypto, keypairFromMnemonic } from "@platform/core";
 import { testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalSubtensor, startLocalSubtensor } from "../../src/chain/local-subtensor/index.js";
-import { SubmissionStore } from "../../src/chain/submission-store.js";
 import { jsonInit, type TestMaster } from "../test-master.js";
 import { type FakeChallenge, startFakeChallenge } from "../weights/fake-challenge.js";
 import {

@@ -2,10 +2,11 @@
 // against the local subtensor through @polkadot/api: a challenge's weights become uids from the
 // chain's own Keys, a snapshot, and a set_weights confirmed from the block, visible at
 // GET /v1/weights/chain, in /metrics and /readyz.
+
+import { type LocalSubtensor, startLocalSubtensor } from "@platform/chain/local";
 import { initCrypto, keypairFromMnemonic } from "@platform/core";
 import { testBackends } from "@platform/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalSubtensor, startLocalSubtensor } from "../../src/chain/local-subtensor/index.js";
 import { jsonInit, type TestMaster } from "../test-master.js";
 import { type FakeChallenge, startFakeChallenge } from "../weights/fake-challenge.js";
 import {

@@ -5,6 +5,7 @@ import type { Codec } from "@polkadot/types/types";
 import { hexToU8a, u8aToHex } from "@polkadot/util";
 import { blake2AsHex } from "@polkadot/util-crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readReceipt } from "./_receipt.js";
 import {
   Cleanup,
   chainClient,
@@ -36,7 +37,7 @@ import { SubmissionStore } from "./submission-store.js";
 import { checkCommitTimelocked, LocalCheckError, readSubnetRules } from "./subnet-rules.js";
 import { timelockEncrypt } from "./timelock.js";
 import { runValidator, type ValidatorOptions } from "./validator-loop.js";
-import { createWeightsSubmitter, readReceipt, type SubmitterEvent } from "./weights-submitter.js";
+import { createWeightsSubmitter, type SubmitterEvent } from "./weights-submitter.js";
 import { encodeWeightsTlockPayload } from "./weights-tlock-payload.js";
 
 const show = (value: unknown) =>

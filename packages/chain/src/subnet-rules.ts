@@ -3,7 +3,6 @@ import type { ApiDecoration } from "@polkadot/api/types";
 import type { Codec } from "@polkadot/types/types";
 import { u8aToHex } from "@polkadot/util";
 import { decodeAddress } from "@polkadot/util-crypto";
-import { BURN_UID } from "../weights/aggregate-weights.js";
 import type { BlockRef, CallOptions, ChainClient } from "./chain-client.js";
 import { readKeysAt, uidsOf } from "./chain-metagraph.js";
 import { isMaxLimited, maxUpscaleU16 } from "./rules/fixed-i32f32.js";
@@ -17,6 +16,9 @@ import {
 // The chain's own arithmetic and check order, shared with the local subtensor so the validator's
 // local checks and the dev chain can never disagree (subtensor v3.3.13-393, weights.rs).
 export { isMaxLimited, maxUpscaleU16 };
+
+/** The uid that receives weight nobody earned: the subnet owner's burn uid. */
+export const BURN_UID = 0;
 
 /** The chain's u16 "1.0", and the `MaxWeightsLimit` value that disables the max check. */
 export const U16_ONE = 0xffff;

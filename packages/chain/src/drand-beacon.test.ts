@@ -25,7 +25,7 @@ interface QuicknetVectors {
 }
 
 const vectors = JSON.parse(
-  readFileSync(new URL("../../chain/vectors.json", import.meta.url), "utf8"),
+  readFileSync(new URL("../data/vectors.json", import.meta.url), "utf8"),
 ) as QuicknetVectors;
 const quicknet = vectors.drand_quicknet;
 const quicknetKey = hexToBytes(quicknet.public_key_g2);

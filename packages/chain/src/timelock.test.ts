@@ -35,7 +35,7 @@ interface Vectors {
 }
 
 const vectors = JSON.parse(
-  readFileSync(new URL("../../chain/vectors.json", import.meta.url), "utf8"),
+  readFileSync(new URL("../data/vectors.json", import.meta.url), "utf8"),
 ) as Vectors;
 const quicknetKey = hexToBytes(vectors.drand_quicknet.public_key_g2);
 const signatureFor = (round: number) =>

@@ -1,5 +1,10 @@
-import type { Migration, Sql, TransactionSql, WeightsSnapshot } from "@platform/core";
-import { masterMigrations } from "../migrations.js";
+import {
+  loadMigrations,
+  type Migration,
+  type Sql,
+  type TransactionSql,
+  type WeightsSnapshot,
+} from "@platform/core";
 import type { BlockRef } from "./chain-client.js";
 
 /**
@@ -249,18 +254,17 @@ function fromRow(row: Row): SubmissionRecord {
   };
 }
 
-/** Names of the master migrations a standalone validator applies to its own database. */
-export const VALIDATOR_MIGRATION_NAMES: readonly string[] = ["chain_submissions", "commit_reveal"];
-
 /**
- * The migrations a standalone validator applies to its own database: the master's
- * `0005_chain_submissions.sql` and `0006_commit_reveal.sql` (the same files, so the two can never
- * drift), run under the validator's own namespace, e.g.
- * `migrate(sql, { namespace: "validator", migrations })`.
+ * The validator's tables: this package's `migrations/` (`0005_chain_submissions.sql`,
+ * `0006_commit_reveal.sql`). A standalone validator applies them to its own database under its
+ * own namespace, e.g. `migrate(sql, { namespace: "validator", migrations })`; the master applies
+ * the very same files as its versions 5 and 6, so the two can never drift. Their numbers are in
+ * the master's sequence: a new one here takes the next number free in both folders.
+ * This file sits directly under src/, and tsup bundles it into dist/index.js, one level under the
+ * package root in both cases, so the same relative URL finds them from the sources and the build.
  */
-export async function validatorMigrations(): Promise<Migration[]> {
-  const all = await masterMigrations();
-  return all.filter((m) => VALIDATOR_MIGRATION_NAMES.includes(m.name));
+export function validatorMigrations(): Promise<Migration[]> {
+  return loadMigrations(new URL("../migrations/", import.meta.url));
 }
 
 /**

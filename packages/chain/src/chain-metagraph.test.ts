@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { encodeAddress } from "@polkadot/util-crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MetagraphError } from "../weights/metagraph-provider.js";
 import { Cleanup, chainClient, chainNode, until } from "./_test-chain.js";
 import type { ChainClient } from "./chain-client.js";
 import { chainMetagraph, KEYS_PAGE_SIZE, readMetagraph } from "./chain-metagraph.js";
 import type { LocalSubtensor } from "./local-subtensor/index.js";
+import { MetagraphError } from "./metagraph-provider.js";
 
 describe("metagraph from the chain", () => {
   const cleanup = new Cleanup();

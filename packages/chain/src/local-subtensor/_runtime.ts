@@ -90,17 +90,17 @@ const EMPTY_EXTENSIONS = {
 const cache = new Map<string, Runtime>();
 
 /**
- * The chain/ folder shipped with @platform/master, found by walking up from this module so the
+ * The data/ folder shipped with @platform/chain, found by walking up from this module so the
  * same lookup works from src/ (tests) and from the bundled dist/.
  */
 export function findChainDataFile(name: string): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, "chain", name);
+    const candidate = join(dir, "data", name);
     if (existsSync(candidate)) return candidate;
     dir = dirname(dir);
   }
-  throw new Error(`local subtensor: cannot find chain/${name} above ${import.meta.url}`);
+  throw new Error(`local subtensor: cannot find data/${name} above ${import.meta.url}`);
 }
 
 /** Loads (once per path) the metadata file and everything derived from it. */

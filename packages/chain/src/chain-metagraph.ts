@@ -1,7 +1,7 @@
 import type { ApiPromise, WsProvider } from "@polkadot/api";
 import { encodeAddress } from "@polkadot/util-crypto";
-import { MetagraphError, type MetagraphProvider } from "../weights/metagraph-provider.js";
 import type { BlockRef, ChainClient } from "./chain-client.js";
+import { MetagraphError, type MetagraphProvider } from "./metagraph-provider.js";
 
 /** The node's largest `state_getKeysPaged` page (substrate's limit). */
 export const KEYS_PAGE_SIZE = 1000;
