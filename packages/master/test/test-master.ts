@@ -32,14 +32,26 @@ export interface TestMaster {
   close(): Promise<void>;
 }
 
-/** Start a master for a test: its own database on `backend`, its own data dir and key. */
+/** What a test may pin instead of the fresh values each master gets. */
+export interface TestMasterOptions {
+  /** The master key, to play one deployment restarted (e.g. after its admin token was rotated). */
+  masterKey?: Buffer;
+}
+
+/**
+ * Start a master for a test: its own database on `backend`, its own data dir and (unless
+ * `options.masterKey`) its own key. `configure` may change the config, the admin token included.
+ */
 export async function startTestMaster(
   backend: Backend,
   configure: (config: MasterConfig) => void = () => {},
+  options: TestMasterOptions = {},
 ): Promise<TestMaster> {
-  const adminToken = `admin-${randomBytes(12).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "platform-master-"));
-  const config = loadMasterConfig({ dataDir, port: 0 }, { ADMIN_TOKEN: adminToken });
+  const config = loadMasterConfig(
+    { dataDir, port: 0 },
+    { ADMIN_TOKEN: `admin-${randomBytes(12).toString("hex")}` },
+  );
   config.imagePolicy = {
     allowedPrefixes: ["ghcr.io/", "registry.test/"],
     requireTagOrDigest: true,
@@ -47,10 +59,11 @@ export async function startTestMaster(
   };
   config.weights.intervalSeconds = 0;
   configure(config);
+  const adminToken = config.adminToken;
   const database = await createTestDatabase({ backend });
   const master = await createMaster(config, {
     database,
-    masterKey: randomBytes(32),
+    masterKey: options.masterKey ?? randomBytes(32),
     logger: createLogger({ name: "test-master", level: "silent" }),
   });
   return {

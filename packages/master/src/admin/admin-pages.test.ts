@@ -1,6 +1,7 @@
 import { testBackends } from "@platform/core/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { jsonInit, startTestMaster, type TestMaster } from "../../test/test-master.js";
+import { ADMIN_SESSION_SECONDS } from "./admin-session.js";
 
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
 const XSS = `<img src=x onerror="alert(1)">&'"`;
@@ -161,5 +162,106 @@ describe.each(await testBackends())("admin pages on %s", (backend) => {
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/admin/challenges");
     expect((await t.master.store.get("xss")).status).toBe("inactive");
+  });
+});
+
+/** Sign in over the admin listener's socket; the session cookie as a Cookie header value. */
+async function signIn(adminUrl: string, token: string): Promise<string> {
+  const res = await fetch(`${adminUrl}/admin/login`, {
+    method: "POST",
+    headers: FORM,
+    body: `token=${encodeURIComponent(token)}`,
+    redirect: "manual",
+  });
+  expect(res.status).toBe(303);
+  return res.headers.get("set-cookie")!.split(";")[0]!;
+}
+
+/** The status of the admin home page for a Cookie header, over the admin listener's socket. */
+async function pageStatus(adminUrl: string, cookie: string): Promise<number> {
+  return (await fetch(`${adminUrl}/admin`, { headers: { cookie } })).status;
+}
+
+describe.each(await testBackends())("admin sessions over sockets on %s", (backend) => {
+  let t: TestMaster;
+  let adminUrl = "";
+
+  beforeAll(async () => {
+    t = await startTestMaster(backend);
+    adminUrl = (await t.listen()).admin.url;
+  });
+  afterAll(() => t.close());
+
+  it("refuses a session past its lifetime, and keeps one just short of it", async () => {
+    await t.fetch(
+      "/v1/admin/challenges",
+      jsonInit(
+        "POST",
+        {
+          slug: "kept",
+          name: "Kept",
+          image: "ghcr.io/org/c:1.0",
+          version: "1.0",
+          status: "active",
+        },
+        t.admin,
+      ),
+    );
+    const cookie = await signIn(adminUrl, t.adminToken);
+    const signedInAt = Date.now();
+    const page = await fetch(`${adminUrl}/admin/challenges`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+    // Only Date is faked: the master's session check reads Date.now(), sockets keep real timers.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(signedInAt + (ADMIN_SESSION_SECONDS - 60) * 1000);
+      expect(await pageStatus(adminUrl, cookie)).toBe(200);
+      vi.setSystemTime(signedInAt + (ADMIN_SESSION_SECONDS + 1) * 1000);
+      expect(await pageStatus(adminUrl, cookie)).toBe(401);
+      // Nor does the expired session, with its own CSRF token, carry a form post.
+      const post = await fetch(`${adminUrl}/admin/challenges/kept/deactivate`, {
+        method: "POST",
+        headers: { ...FORM, cookie },
+        body: `csrf=${csrf}`,
+        redirect: "manual",
+      });
+      expect(post.status).toBe(401);
+      expect((await t.master.store.get("kept")).status).toBe("active");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("refuses a session issued under an admin token after the token is rotated", async () => {
+    const cookie = await signIn(adminUrl, t.adminToken);
+    expect(await pageStatus(adminUrl, cookie)).toBe(200);
+    // The same deployment restarted: same master key, the same admin token or a new one.
+    const masterKey = t.master.context.masterKey;
+    const restarted = await startTestMaster(
+      backend,
+      (config) => {
+        config.adminToken = t.adminToken;
+      },
+      { masterKey },
+    );
+    const rotated = await startTestMaster(
+      backend,
+      (config) => {
+        config.adminToken = `rotated-${t.adminToken}`;
+      },
+      { masterKey },
+    );
+    try {
+      const sameToken = (await restarted.listen()).admin.url;
+      const newToken = (await rotated.listen()).admin.url;
+      // Without rotation the session outlives a restart: the refusal below is the rotation's.
+      expect(await pageStatus(sameToken, cookie)).toBe(200);
+      expect(await pageStatus(newToken, cookie)).toBe(401);
+      expect(await pageStatus(newToken, await signIn(newToken, rotated.adminToken))).toBe(200);
+    } finally {
+      await restarted.close();
+      await rotated.close();
+    }
   });
 });
