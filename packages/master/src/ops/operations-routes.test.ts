@@ -209,6 +209,36 @@ describe("operations endpoints", () => {
   }, 120_000);
 });
 
+describe("/metrics with no scrape token configured", () => {
+  let t: TestMaster;
+  let adminUrl = "";
+
+  beforeAll(async () => {
+    t = await startTestMaster("pglite");
+    expect(t.master.context.config.metricsTokenHash).toBeUndefined();
+    adminUrl = (await t.listen()).admin.url;
+  });
+  afterAll(() => t.close());
+
+  it("answers 401 to any bearer but the admin token", async () => {
+    const scrape = (headers: Record<string, string>) => fetch(`${adminUrl}/metrics`, { headers });
+    // Without a scrape token there is nothing for a stranger's bearer to match.
+    const refused: Record<string, string>[] = [
+      {},
+      { authorization: "Bearer wrong-token-0123456789" },
+      { authorization: `Bearer ${METRICS_TOKEN}` },
+      { authorization: `Bearer ${t.adminToken}x` },
+      { authorization: "Bearer x" },
+    ];
+    for (const headers of refused) {
+      const res = await scrape(headers);
+      expect([headers, res.status]).toEqual([headers, 401]);
+      expect(await res.json()).toMatchObject({ code: "metrics_unauthorized" });
+    }
+    expect((await scrape({ authorization: `Bearer ${t.adminToken}` })).status).toBe(200);
+  });
+});
+
 describe("the docker readiness check", () => {
   let t: TestMaster;
   const saved = process.env["DOCKER_HOST"];
