@@ -65,7 +65,7 @@ describe("commit-reveal v4 against a local subtensor", () => {
       subnetDefaults: { CommitRevealWeightsEnabled: true, WeightsSetRateLimit: 0 },
     });
     const { alice, bob, charlie } = keys;
-    const nets = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    const nets = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
     await Promise.all(nets.map((n) => node.registerNeuron(n, alice.address, true)));
     await Promise.all(nets.map((n) => node.registerNeuron(n, bob.address)));
     await Promise.all([
@@ -218,6 +218,32 @@ describe("commit-reveal v4 against a local subtensor", () => {
       "subtensorModule.commitTimelockedWeights",
     ]);
     expect(await store.get(record.id)).toEqual(record);
+  });
+
+  it("reports a reveal whose weights on chain are not the committed ones as unrevealed (weights_differ)", async () => {
+    const outcome = await run(11);
+    expect(outcome).toMatchObject({ exitCode: 0, reason: "confirmed" });
+    if (outcome.reason !== "confirmed") throw new Error(outcome.reason);
+    const record = outcome.submission;
+    expect(record.weights).toEqual([21845, 65535]);
+    // The chain revealed [21845, 65535]; followed again as if [65535, 21845] had been committed,
+    // the reveal event is there but the chain's Weights are not those.
+    const other = { ...record, weights: [65535, 21845] };
+    const tracked = await trackReveal(client, other);
+    expect(tracked).toMatchObject({
+      state: "settled",
+      settlement: {
+        status: "unrevealed",
+        cause: "weights_differ",
+        block: record.commit?.revealBlock,
+      },
+    });
+    if (tracked.state !== "settled") throw new Error(tracked.state);
+    expect(tracked.settlement.detail).toContain("not the committed");
+    expect(await trackReveal(client, record)).toMatchObject({
+      state: "settled",
+      settlement: { status: "revealed", cause: null, block: record.commit?.revealBlock },
+    });
   });
 
   it("reports a commit whose drand round never came as unrevealed (pulse_missing), and commits again", async () => {

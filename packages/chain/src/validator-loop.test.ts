@@ -119,6 +119,31 @@ describe("validator loop against a local subtensor", () => {
     expect(noSnapshot).toEqual({ exitCode: 1, reason: "failed", message: "master unreachable" });
   });
 
+  it("sends the last verified snapshot, not the fresh one, when the health gate cannot answer", async () => {
+    const verified = snapshotOf({ [keys.bob.address]: 0.5, [keys.charlie.address]: 0.5 }, 31);
+    const open = async () => ({ ok: true as const });
+    const first = await run(1, { snapshotSource: async () => verified, healthGate: open });
+    expect(first).toMatchObject({ exitCode: 0, submission: { snapshotId: 31 } });
+    expect((await store.lastVerifiedSnapshot(1, keys.alice.address))?.snapshot.id).toBe(31);
+
+    // A fresh snapshot that builds fine, but nobody could say the challenges are healthy.
+    const { log, lines } = recordingLogger();
+    const outcome = await run(1, {
+      log,
+      snapshotSource: async () => snapshotOf({ [keys.bob.address]: 1 }, 32),
+      healthGate: () => Promise.reject(new Error("master history unreachable")),
+    });
+    expect(outcome).toMatchObject({ exitCode: 0, reason: "confirmed" });
+    if (outcome.reason !== "confirmed") throw new Error(outcome.reason);
+    expect(outcome.submission).toMatchObject({ snapshotId: 31, uids: [1, 2] });
+    expect(lines.find((l) => l.msg === "submitting the last verified snapshot")).toMatchObject({
+      snapshot: 31,
+      reason: "the health gate could not answer",
+    });
+    // The fresh one did not become the verified one.
+    expect((await store.lastVerifiedSnapshot(1, keys.alice.address))?.snapshot.id).toBe(31);
+  });
+
   it("--dry-run prints what would be sent and sends nothing", async () => {
     const before = await nonce();
     const { log, lines } = recordingLogger();

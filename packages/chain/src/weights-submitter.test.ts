@@ -19,6 +19,7 @@ import { CommitRevealEnabledError, LocalCheckError, maxUpscaleU16 } from "./subn
 import {
   createWeightsSubmitter,
   type RawVector,
+  type SubmitResult,
   type WeightsSubmitterOptions,
 } from "./weights-submitter.js";
 
@@ -208,6 +209,41 @@ describe("weights submitter against a local subtensor", () => {
     expect(await nonceOf(alice.address)).toBe(before + 1);
   });
 
+  it("submit() called while an attempt is in flight waits for it to settle: never two extrinsics out at once", async () => {
+    const { alice, bob, charlie } = keys;
+    const before = await nonceOf(alice.address);
+    const events: { type: string; id: number; snapshotId: number | null }[] = [];
+    let second: Promise<SubmitResult> | undefined;
+    const s = submitter(1, alice, {
+      onEvent: (e) => {
+        if (e.type === "prepared") return;
+        events.push({ type: e.type, id: e.record.id, snapshotId: e.record.snapshotId });
+        // Called directly, as a caller without the validator loop would, the moment the first
+        // extrinsic is out.
+        if (e.type === "sent" && !second) {
+          second = s.submit(snapshotOf({ [charlie.address]: 1 }, 52));
+          second.catch(() => undefined); // awaited below
+        }
+      },
+    });
+    const first = await s.submit(snapshotOf({ [bob.address]: 1 }, 51));
+    if (first.status === "dry_run" || !second) throw new Error("no second submission");
+    const next = await second;
+    if (next.status === "dry_run") throw new Error("not a dry run");
+    expect([first.status, next.status]).toEqual(["finalized", "finalized"]);
+    // The second was signed only once the first was settled, on a chain that held the first.
+    const firstSettled = events.findIndex((e) => e.type === "settled" && e.id === first.record.id);
+    const secondSigned = events.findIndex((e) => e.type === "signed" && e.snapshotId === 52);
+    expect(firstSettled).toBeGreaterThanOrEqual(0);
+    expect(secondSigned).toBeGreaterThan(firstSettled);
+    expect(next.record.builtBlock.number).toBeGreaterThanOrEqual(
+      first.record.finalizedBlock?.number as number,
+    );
+    expect(next.record.nonce).toBe(first.record.nonce + 1);
+    expect(await nonceOf(alice.address)).toBe(before + 2);
+    expect(events.filter((e) => e.type === "signed")).toHaveLength(2);
+  });
+
   it("records the pool's refusal with its code and reason", async () => {
     const { alice, bob } = keys;
     node.fault({ kind: "reject_next", error: "Stale" });
@@ -328,5 +364,62 @@ describe("weights submitter against a local subtensor", () => {
     expect(result.prepared.check).toEqual({ ok: true, uid: 0 });
     expect(await nonceOf(alice.address)).toBe(nonce);
     expect((await store.recent({ limit: 1000 })).length).toBe(rows);
+  });
+});
+
+describe("the rate limit, against a chain whose finality lags", () => {
+  const cleanup = new Cleanup();
+  afterAll(() => cleanup.run());
+
+  it("is read at the best block's LastUpdate: a set_weights not yet final still counts", async () => {
+    const { alice, bob } = await devKeys();
+    const db = await validatorDatabase(cleanup, await chainTestBackend());
+    // Finality 20 blocks (2 s) behind the head: a set_weights stays in best blocks that long.
+    const node = await chainNode(cleanup, {
+      finalityLag: 20,
+      subnetDefaults: { CommitRevealWeightsEnabled: false, WeightsSetRateLimit: 10 },
+    });
+    await node.registerNeuron(1, alice.address, true);
+    await node.registerNeuron(1, bob.address);
+    await untilFinal(node);
+    const client = chainClient(cleanup, [node.url]);
+    const nonce = () =>
+      client.call("nonce", async (api) =>
+        (await api.rpc.system.accountNextIndex(alice.address)).toNumber(),
+      );
+    const bestLastUpdate = () =>
+      client.call("lastUpdate", async (api) => {
+        const value = await api.query["subtensorModule"]?.["lastUpdate"]?.(1);
+        return Number(((value?.toJSON() ?? []) as number[])[0]);
+      });
+    // Alice's key sets weights elsewhere (another process): the extrinsic lands in a best block.
+    const sentAt = await client.call("set_weights", async (api) => {
+      const tx = api.tx["subtensorModule"]?.["setWeights"]?.(1, [1], [65535], 0);
+      if (!tx) throw new Error("no set_weights");
+      await tx.signAndSend(alice);
+      return (await api.rpc.chain.getHeader()).number.toNumber();
+    });
+    while ((await bestLastUpdate()) <= sentAt) await node.nextBlock();
+    const setIn = await bestLastUpdate();
+
+    const before = await nonce();
+    const refused = await createWeightsSubmitter({
+      client,
+      sql: db.sql,
+      netuid: 1,
+      keypair: alice,
+      log: quiet,
+      eraPeriod: 16,
+    })
+      .submit(snapshotOf({ [bob.address]: 1 }))
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    // Not final yet when the rules were read: the finalized LastUpdate is the registration's.
+    expect(node.status().finalized.number).toBeLessThan(setIn);
+    expect(refused).toBeInstanceOf(LocalCheckError);
+    expect(refused).toMatchObject({ check: "SettingWeightsTooFast", allowedFrom: setIn + 10 });
+    expect(await nonce()).toBe(before);
   });
 });

@@ -127,6 +127,21 @@ describe("set_weights checks (spec 393 order)", () => {
     expect(run(strict, [1], [5])).toEqual({ ok: false, error: "NeuronNoValidatorPermit" });
   });
 
+  it("refuses [1, 1] at MaxWeightsLimit 32767 and accepts it at 32768 (each weight is half)", () => {
+    // Normalised, each weight is 0.5: above 32767/65535, not above 32768/65535.
+    expect(run(view({ maxWeightsLimit: () => 32767 }), [1, 2], [1, 1])).toEqual({
+      ok: false,
+      error: "MaxWeightExceeded",
+    });
+    expect(run(view({ maxWeightsLimit: () => 32768 }), [1, 2], [1, 1])).toMatchObject({
+      ok: true,
+      weights: [
+        [1, 65535],
+        [2, 65535],
+      ],
+    });
+  });
+
   it("applies the rate limit from the last update, and never to a first update", () => {
     expect(run(view({ lastUpdate: () => 900n }), [1], [1], { block: 1000 }).ok).toBe(true);
     expect(run(view({ lastUpdate: () => 901n }), [1], [1], { block: 1000 })).toEqual({
