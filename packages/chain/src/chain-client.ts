@@ -2,6 +2,7 @@ import { createLogger, type Logger } from "@platform/core";
 import { ApiPromise, WsProvider } from "@polkadot/api";
 import type { ApiDecoration } from "@polkadot/api/types";
 import type { Header } from "@polkadot/types/interfaces";
+import { routePolkadotConsole } from "./polkadot-console.js";
 
 /** A block by number and 0x-hex hash. */
 export interface BlockRef {
@@ -234,6 +235,8 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
   const staleHeadBlocks = positive(options.staleHeadBlocks ?? 3, "staleHeadBlocks");
   const staleMs = staleHeadBlocks * blockTimeMs;
   const log = options.log ?? createLogger({ name: "chain-client" });
+  // @polkadot writes plain-text console lines of its own (RPC-CORE, API-WS, ...); ours are JSON.
+  routePolkadotConsole();
 
   let expectedGenesis = options.genesisHash?.toLowerCase();
   let index = 0;

@@ -1,5 +1,6 @@
 import { createLogger, type Logger } from "@platform/core";
 import { cryptoWaitReady, decodeAddress } from "@polkadot/util-crypto";
+import { routePolkadotConsole } from "../polkadot-console.js";
 import {
   type HyperparameterName,
   type HyperparameterValue,
@@ -130,6 +131,8 @@ export async function startLocalSubtensor(
 ): Promise<LocalSubtensor> {
   await cryptoWaitReady();
   const log = options.log ?? createLogger({ name: "local-subtensor" });
+  // Its @polkadot/types registry logs through @polkadot/util too (`platform chain local`, `dev`).
+  routePolkadotConsole();
   const blockMs = positive(options.blockMs ?? 250, "blockMs");
   const finalityLag = whole(options.finalityLag ?? 2, "finalityLag");
   // Never less than 256 blocks, nor less than the finalized block needs.
