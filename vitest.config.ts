@@ -35,6 +35,9 @@ const ISOLATED: Record<string, string[]> = {
     "src/signing/_wasm.test.ts", // asserts what happens before initCrypto
     "src/signing/verify-pool.test.ts", // kills the pool's workers
   ],
+  chain: [
+    "src/polkadot-console.test.ts", // asserts what @polkadot's console shim does when first installed
+  ],
   master: [
     "test/operations/upload-trace.test.ts", // installs the global tracer provider
     "test/operations/proxy-head-sampling.test.ts", // installs the global tracer provider
