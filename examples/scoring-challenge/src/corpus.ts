@@ -177,6 +177,7 @@ export function sliceCorpus(
   };
 }
 
-function sha256Hex(data: Buffer): string {
+/** sha256 of `data`, lowercase hex: how run.json pins every slice. */
+export function sha256Hex(data: Buffer): string {
   return createHash("sha256").update(data).digest("hex");
 }

@@ -17,7 +17,7 @@
  * The pool must be far larger than anything a bundle can carry; the ratio is in the docs.
  */
 import { createHash, createHmac } from "node:crypto";
-import { type Corpus, CorpusError, type CorpusSlices } from "./corpus.js";
+import { type Corpus, CorpusError, type CorpusSlices, sha256Hex } from "./corpus.js";
 
 /** Bytes of one window: one row of the default 128 (rows overlap by a byte). */
 export const DEFAULT_WINDOW_BYTES = 127;
@@ -74,7 +74,6 @@ export class SeededDraws {
 /** A sample of the pool: its bytes and where each window was taken from (for audits). */
 export interface DrawnSample {
   bytes: Buffer;
-  sha256: string;
   /** Offsets into the part of the pool it was drawn from, in order. */
   windows: number[];
 }
@@ -120,8 +119,7 @@ export function drawWindows(
     windows.push(start);
     pieces.push(part.subarray(start, start + Math.min(windowBytes, total - filled)));
   }
-  const bytes = Buffer.concat(pieces);
-  return { bytes, sha256: sha256Hex(bytes), windows };
+  return { bytes: Buffer.concat(pieces), windows };
 }
 
 function overlaps(taken: number[], start: number, length: number): boolean {
@@ -161,8 +159,4 @@ export function scoredBytes(
     holdoutSha256: sha256Hex(holdout),
     holdoutWindows: drawn.windows.slice(streamWindows),
   };
-}
-
-function sha256Hex(data: Buffer): string {
-  return createHash("sha256").update(data).digest("hex");
 }

@@ -83,6 +83,13 @@ describe("the challenge's environment", () => {
         budgets: { tokenBudget: 131_072, stepBudget: 4096, memoryMb: 2048 },
         gpu: { count: 0 },
         worker: { enabled: false, concurrency: 1 },
+        holdoutBytes: 65_536,
+        scoredBytes: {
+          corpusDir: null,
+          windowBytes: 127,
+          secret: null,
+          memorisationToleranceBpb: null,
+        },
       });
     } finally {
       await t.close();
@@ -106,5 +113,26 @@ describe("the challenge's environment", () => {
     );
     expect(broker).toBeInstanceOf(ConfigError);
     expect((broker as Error).message).toContain("EXECUTOR: broker needs PLATFORM_MASTER_URL");
+  });
+
+  it("refuses a window secret that is not 32-64 bytes of lowercase hex, without echoing it", async () => {
+    for (const secret of [
+      "ab".repeat(31),
+      "AB".repeat(32),
+      `${"ab".repeat(32)}a`,
+      "ab".repeat(65),
+    ]) {
+      const refused = await startTestChallenge(challenge, {
+        env: { SCORING_WINDOW_SECRET: secret, WINDOW_BYTES: "15" },
+      }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refused, secret).toBeInstanceOf(ConfigError);
+      const message = (refused as Error).message;
+      expect(message).toContain("SCORING_WINDOW_SECRET");
+      expect(message).toContain("WINDOW_BYTES");
+      expect(message).not.toContain(secret);
+    }
   });
 });

@@ -248,18 +248,31 @@ class Scorer:
         tally.charge(torch.cat(losses, dim=0), tokens.numel())
         self.first_batch_loss = tally.first_batch_loss
 
-    def evaluated(self, compute: Any, what: str = "evaluating the model") -> Any:
-        """compute(), its failures the bundle's (stage graph), named by `what`."""
+    def evaluated(self, compute: Any, what: str | None = None) -> Any:
+        """compute(), its failures the bundle's (stage graph), named by `what` when given."""
         import harness_graph
 
         try:
             return compute()
         except harness_graph.GraphError as error:
-            raise StageError("graph", f"{what}: {error}") from None
+            raise StageError("graph", f"{what}: {error}" if what else str(error)) from None
         except StageError:
             raise
         except Exception as error:  # an operator refused the model's inputs: the bundle's error
-            raise StageError("graph", f"{what}: {describe(error)}") from None
+            raise StageError("graph", f"{what or 'evaluating the model'}: {describe(error)}") from None
+
+    def predict_holdout(self, function: Any, state: dict[str, Any], count: int, length: int) -> None:
+        """Charge the holdout's next `count` rows of `length` to its tally, under this model."""
+        import harness_stream
+        import torch
+
+        rows = harness_stream.rows(self.holdout, self.holdout_position, count, length).to(self.device)
+        self.holdout_position += count * (length - 1)
+        with torch.no_grad():
+            for index in range(count):
+                row = rows[index : index + 1]
+                nll = self.evaluated(lambda: harness_stream.target_nll(self.evaluate(function, state, row), row), "scoring the holdout")
+                self.holdout_tally.charge(nll, row.numel())
 
     def shadow(self, function: Any, state: dict[str, Any], length: int) -> None:
         """Predict the holdout rows due at this point of the pass with the model of this batch.
@@ -269,24 +282,15 @@ class Scorer:
         one that carries the stream's bytes does not (score.ts, the memorisation gap).
         """
         import harness_stream
-        import torch
 
         target = int(self.cursor.progress() * (len(self.holdout) - 1))
         count = max(0, (target - self.holdout_position) // (length - 1))
         count = min(count, harness_stream.row_count(len(self.holdout), self.holdout_position, length))
-        if count == 0:
-            return
-        rows = harness_stream.rows(self.holdout, self.holdout_position, count, length).to(self.device)
-        self.holdout_position += count * (length - 1)
-        with torch.no_grad():
-            for index in range(count):
-                row = rows[index : index + 1]
-                nll = self.evaluated(lambda: harness_stream.target_nll(self.evaluate(function, state, row), row), "scoring the holdout")
-                self.holdout_tally.charge(nll, row.numel())
+        if count > 0:
+            self.predict_holdout(function, state, count, length)
 
     def charge(self, message: Any) -> Any:
         """Charge the next batch under the sent model; the tokens, or None when the pass is over."""
-        import harness_graph
         import harness_stream
         import torch
 
@@ -305,22 +309,20 @@ class Scorer:
         if tokens is None:
             return None
         tokens = tokens.to(self.device)
-        losses = []
-        try:
-            with torch.no_grad():
-                for index in range(tokens.shape[0]):
-                    row = tokens[index : index + 1]
-                    logits = self.evaluate(function, state, row)
-                    losses.append(harness_stream.target_nll(logits, row))
-                    twin, cut = self.twins.twin(row)
-                    if not self.twins.compare(logits, self.evaluate(function, state, twin), cut):
-                        break  # one row that looked ahead is enough: the run ends here
-        except harness_graph.GraphError as error:
-            raise StageError("graph", str(error)) from None
-        except StageError:
-            raise
-        except Exception as error:  # an operator refused the model's inputs: the bundle's error
-            raise StageError("graph", f"evaluating the model: {describe(error)}") from None
+
+        def rows_with_twins() -> list[Any]:
+            losses = []
+            for index in range(tokens.shape[0]):
+                row = tokens[index : index + 1]
+                logits = self.evaluate(function, state, row)
+                losses.append(harness_stream.target_nll(logits, row))
+                twin, cut = self.twins.twin(row)
+                if not self.twins.compare(logits, self.evaluate(function, state, twin), cut):
+                    break  # one row that looked ahead is enough: the run ends here
+            return losses
+
+        with torch.no_grad():
+            losses = self.evaluated(rows_with_twins)
         if not self.twins.ok:
             return None
         charged = torch.cat(losses, dim=0)
@@ -331,21 +333,13 @@ class Scorer:
 
     def score_holdout(self, message: Any) -> None:
         import harness_stream
-        import torch
 
         function, seq_len = self.function_for(message.fields)
         if seq_len != self.config["sequence_length"]:
             raise StageError("graph", "the final model must be traced at the full row length")
         state = self.prepared_state(function, message.tensors)
         # The rows the pass did not reach (it ended early, or rounding): the final model's.
-        count = harness_stream.row_count(len(self.holdout), self.holdout_position, seq_len)
-        rows = harness_stream.rows(self.holdout, self.holdout_position, count, seq_len).to(self.device)
-        self.holdout_position += count * (seq_len - 1)
-        with torch.no_grad():
-            for index in range(count):
-                row = rows[index : index + 1]
-                nll = self.evaluated(lambda: harness_stream.target_nll(self.evaluate(function, state, row), row), "scoring the holdout")
-                self.holdout_tally.charge(nll, row.numel())
+        self.predict_holdout(function, state, harness_stream.row_count(len(self.holdout), self.holdout_position, seq_len), seq_len)
 
     def record(self) -> None:
         t = self.tally

@@ -3,7 +3,7 @@ import { deflateRawSync } from "node:zlib";
 import { readArchive } from "@platform/challenge-sdk";
 import { describe, expect, it } from "vitest";
 import { minimalBundle, writeZip, type ZipEntrySpec } from "../../test/zip-writer.js";
-import { BUNDLE_ARCHIVE } from "./bundle-archive.js";
+import { BUNDLE_ARCHIVE, MAX_UNPACKED_BYTES } from "./bundle-archive.js";
 import { bundleFromArchive, openBundle } from "./open-bundle.js";
 
 const ARCH = { name: "architecture.py", data: "def build_model(ctx):\n    return None\n" };
@@ -199,6 +199,17 @@ describe("openBundle", () => {
     expect(await refusal(Buffer.from("just some text"))).toMatchObject({ code: "invalid_zip" });
     const zip = minimalBundle();
     expect(await refusal(zip.subarray(0, zip.length - 30))).toMatchObject({ code: "invalid_zip" });
+  });
+
+  it("holds at most 256 KiB unpacked (what bounds the text a bundle can carry into a run)", async () => {
+    expect(MAX_UNPACKED_BYTES).toBe(256 * 1024);
+    const contract = ARCH.data.length + TRAIN.data.length;
+    const padding = (bytes: number) => [{ name: "notes.txt", data: "x".repeat(bytes) }];
+    expect((await openBundle(minimalBundle(padding(MAX_UNPACKED_BYTES - contract)))).ok).toBe(true);
+    expect(await refusal(minimalBundle(padding(MAX_UNPACKED_BYTES - contract + 1)))).toMatchObject({
+      code: "unpacked_too_large",
+      status: 413,
+    });
   });
 
   it("keeps the bundle's limits and codes on the SDK's reader (413 for sizes)", async () => {
