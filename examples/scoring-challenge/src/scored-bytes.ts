@@ -18,9 +18,10 @@
  */
 import { createHash, createHmac } from "node:crypto";
 import { type Corpus, CorpusError, type CorpusSlices, sha256Hex } from "./corpus.js";
+import { DEFAULT_SEQUENCE_LENGTH } from "./harness-task.js";
 
-/** Bytes of one window: one row of the default 128 (rows overlap by a byte). */
-export const DEFAULT_WINDOW_BYTES = 127;
+/** Bytes of one window: one row of the default length (rows overlap by a byte). */
+export const DEFAULT_WINDOW_BYTES = DEFAULT_SEQUENCE_LENGTH - 1;
 
 const SEED_DOMAIN = "platform-scoring-windows-v2";
 
