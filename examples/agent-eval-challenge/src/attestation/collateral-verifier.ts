@@ -6,7 +6,16 @@
 import type { QuoteRejection, QuoteUnavailable } from "./quote-verifier.js";
 import type { ParsedTdxQuote } from "./tdx-quote.js";
 
-export type CollateralVerdict = { readonly status: "ok" } | QuoteRejection | QuoteUnavailable;
+/** Intel's TCB status of the platform and its advisory ids, when the chain gave one. */
+export interface TcbAssessment {
+  readonly status: string;
+  readonly advisoryIds: readonly string[];
+}
+
+export type CollateralVerdict =
+  | { readonly status: "ok"; readonly tcb?: TcbAssessment }
+  | QuoteRejection
+  | QuoteUnavailable;
 
 export interface CollateralVerifier {
   verifyChain(quote: ParsedTdxQuote): Promise<CollateralVerdict>;

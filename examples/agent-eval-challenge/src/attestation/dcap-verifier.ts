@@ -7,6 +7,7 @@ import { type CommonCheckResult, runCommonChecks } from "./_common-checks.js";
 import {
   type CollateralVerdict,
   type CollateralVerifier,
+  type TcbAssessment,
   unavailableCollateralVerifier,
 } from "./collateral-verifier.js";
 import { normalizeMeasurementAllowList } from "./measurement-allowlist.js";
@@ -44,7 +45,10 @@ export function dcapVerifier(options: DcapVerifierOptions): QuoteVerifier {
       }
       const verdict = await askCollateral(collateral, checked.quote);
       if (verdict.status === "ok") {
-        return { status: "verified", measurement: checked.quote.measurement, quote: checked.quote };
+        const { measurement } = checked.quote;
+        return verdict.tcb
+          ? { status: "verified", measurement, quote: checked.quote, tcb: verdict.tcb }
+          : { status: "verified", measurement, quote: checked.quote };
       }
       return verdict;
     },
@@ -56,7 +60,7 @@ export function dcapVerifier(options: DcapVerifierOptions): QuoteVerifier {
 async function askCollateral(
   collateral: CollateralVerifier,
   quote: Parameters<CollateralVerifier["verifyChain"]>[0],
-): Promise<QuoteVerdict | { status: "ok" }> {
+): Promise<QuoteVerdict | { status: "ok"; tcb?: TcbAssessment }> {
   let verdict: CollateralVerdict;
   try {
     verdict = await collateral.verifyChain(quote);
@@ -66,7 +70,7 @@ async function askCollateral(
   }
   switch (verdict?.status) {
     case "ok":
-      return { status: "ok" };
+      return { status: "ok", ...validTcb(verdict.tcb) };
     case "rejected":
       return rejected(String(verdict.code), String(verdict.message));
     case "unavailable":
@@ -74,4 +78,17 @@ async function askCollateral(
     default:
       return unavailable("collateral_failed", "the collateral verifier gave no valid verdict");
   }
+}
+
+// The assessment is recorded with the verdict, so only a well-formed one is kept.
+function validTcb(tcb: unknown): { tcb?: TcbAssessment } {
+  const candidate = tcb as TcbAssessment | undefined;
+  if (
+    typeof candidate?.status === "string" &&
+    Array.isArray(candidate.advisoryIds) &&
+    candidate.advisoryIds.every((id) => typeof id === "string")
+  ) {
+    return { tcb: { status: candidate.status, advisoryIds: [...candidate.advisoryIds] } };
+  }
+  return {};
 }

@@ -6,6 +6,7 @@
 //   caller answers 503 and keeps the nonce, so the same report can be verified later). An
 //   outage must park a review, never pass it.
 
+import type { TcbAssessment } from "./collateral-verifier.js";
 import type { ParsedTdxQuote } from "./tdx-quote.js";
 
 export const REPORT_DATA_BYTES = 64;
@@ -18,7 +19,13 @@ export interface ExpectedQuote {
 }
 
 export type QuoteVerdict =
-  | { readonly status: "verified"; readonly measurement: string; readonly quote: ParsedTdxQuote }
+  | {
+      readonly status: "verified";
+      readonly measurement: string;
+      readonly quote: ParsedTdxQuote;
+      /** dcap: the platform's TCB status as Intel's collateral assessed it. */
+      readonly tcb?: TcbAssessment;
+    }
   | QuoteRejection
   | QuoteUnavailable;
 

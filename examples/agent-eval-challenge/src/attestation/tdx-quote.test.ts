@@ -175,9 +175,15 @@ describe("parseTdxQuote refusals", () => {
     expect(refusalCode(quote)).toBe("parsed");
   });
 
-  it("refuses trailing bytes", () => {
-    const quote = Buffer.concat([handBuiltQuote(), Buffer.from([0])]);
+  it("refuses trailing bytes other than zero padding", () => {
+    const quote = Buffer.concat([handBuiltQuote(), Buffer.from([0, 0, 1])]);
     expect(refusalCode(quote)).toBe("quote_length_mismatch");
+    // The QE's fixed-size buffer pads real quotes with zeros: that is not a trailer.
+    const padded = Buffer.concat([handBuiltQuote(), Buffer.alloc(70)]);
+    expect(refusalCode(padded)).toBe("parsed");
+    expect(parseTdxQuote(padded).signatureData.certificationData).toEqual(
+      parseTdxQuote(handBuiltQuote()).signatureData.certificationData,
+    );
   });
 
   it("refuses a quote signature data length that disagrees with the bytes", () => {

@@ -10,7 +10,8 @@
 //                 attestation public key 64 (x||y), certification data type u16 LE,
 //                 certification data size u32 LE, certification data
 //
-// The parser is strict: every length must be consumed exactly, nothing may trail. Fields that
+// The parser is strict: every length must be consumed exactly, nothing but zero padding may
+// trail. Fields that
 // are not interpreted here (reserved bytes, vendor id, certification data) are still covered by
 // the signature or by the chain of trust, so they are returned as raw bytes, not checked.
 
@@ -180,7 +181,10 @@ export function parseTdxQuote(bytes: Buffer): ParsedTdxQuote {
   if (available < signatureDataLength) {
     throw truncated("quote signature data", signatureDataLength, available);
   }
-  if (available > signatureDataLength) {
+  // Real TDX quotes arrive in the QE's fixed-size buffer: zero padding after the declared
+  // signature data is normal (Intel's own QVL ignores it). Anything else trailing is refused.
+  const end = SIGNATURE_DATA_OFFSET + signatureDataLength;
+  if (bytes.subarray(end).some((byte) => byte !== 0)) {
     throw new TdxQuoteError(
       "quote_length_mismatch",
       `${available - signatureDataLength} bytes trail the declared quote signature data`,
@@ -203,10 +207,10 @@ export function parseTdxQuote(bytes: Buffer): ParsedTdxQuote {
   cursor += CERTIFICATION_HEADER_BYTES;
   // The outer length is authoritative: an inner size that disagrees with it is a malformed
   // length field, whichever way it errs.
-  if (certificationDataSize !== bytes.length - cursor) {
+  if (certificationDataSize !== end - cursor) {
     throw new TdxQuoteError(
       "quote_length_mismatch",
-      `certification data size ${certificationDataSize} disagrees with the ${bytes.length - cursor} ` +
+      `certification data size ${certificationDataSize} disagrees with the ${end - cursor} ` +
         "bytes left in the quote signature data",
     );
   }

@@ -4,6 +4,7 @@
 // measurement against the quote's MRTD. Shared by review reports and eval results, so both are
 // held to exactly the same standard.
 
+import type { TcbAssessment } from "./collateral-verifier.js";
 import { type EventLogEntry, replayEventLog } from "./event-log.js";
 import { type QuoteRejection, type QuoteVerifier, rejected } from "./quote-verifier.js";
 
@@ -14,7 +15,7 @@ export interface AttestationBlock {
 }
 
 export type AttestationVerdict =
-  | { readonly status: "verified"; readonly measurement: string }
+  | { readonly status: "verified"; readonly measurement: string; readonly tcb?: TcbAssessment }
   | QuoteRejection
   | { readonly status: "unavailable" };
 
@@ -40,7 +41,9 @@ export async function verifyAttestation(
   if (attestation.measurement !== verdict.measurement) {
     return rejected("measurement_mismatch", "the claimed measurement is not the quote's MRTD");
   }
-  return { status: "verified", measurement: verdict.measurement };
+  return verdict.tcb
+    ? { status: "verified", measurement: verdict.measurement, tcb: verdict.tcb }
+    : { status: "verified", measurement: verdict.measurement };
 }
 
 /**
@@ -52,6 +55,7 @@ export function decidedVerification(
   verdict: Exclude<AttestationVerdict, { status: "unavailable" }>,
 ) {
   const refusal = verdict.status === "rejected" ? verdict : null;
+  const verified = verdict.status === "verified" ? verdict : null;
   return {
     status: verdict.status,
     code: refusal?.code ?? null,
@@ -59,5 +63,8 @@ export function decidedVerification(
     verifier: verifier.kind,
     confidential: verifier.confidential,
     measurement: verdict.status === "verified" ? verdict.measurement : null,
+    // Intel's TCB status and advisories for a dcap verdict (null for dev and for refusals).
+    tcb_status: verified?.tcb?.status ?? null,
+    advisory_ids: verified?.tcb ? [...verified.tcb.advisoryIds] : null,
   };
 }
