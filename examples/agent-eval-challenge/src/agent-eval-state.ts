@@ -5,10 +5,14 @@
  */
 import type { SetupContext } from "@platform/challenge-sdk";
 import {
+  cachedPccsSource,
   dcapVerifier,
   devVerifier,
+  fetchCollateral,
+  intelCollateralVerifier,
   loadDevAttestationKey,
   type QuoteVerifier,
+  type TcbStatus,
 } from "./attestation/index.js";
 import { loadSecretKey } from "./crypto/index.js";
 import { type FamilySet, loadFamilySet, readOperatorFamilies } from "./eval/families/index.js";
@@ -59,7 +63,10 @@ export async function createAgentEvalState(ctx: SetupContext<Settings>): Promise
           : ""),
     );
   } else {
-    verifier = dcapVerifier({ measurements: options.attestation.measurements });
+    verifier = dcapVerifier({
+      measurements: options.attestation.measurements,
+      collateral: dcapCollateral(ctx, options.attestation),
+    });
     if (options.attestation.measurements.length === 0) {
       log.error("MEASUREMENT_ALLOWLIST is empty: no review VM measurement will be accepted");
     }
@@ -78,4 +85,35 @@ export async function createAgentEvalState(ctx: SetupContext<Settings>): Promise
     task_families: families.families.map((family) => family.id),
   });
   return { options, secretKey, verifier, rulesBundle, families };
+}
+
+/** Platforms whose collateral the database keeps (real fleets span a handful of FMSPCs). */
+const MAX_CACHED_PLATFORMS = 256;
+
+/**
+ * Intel's chain of trust from a PCCS through the database cache; without DCAP_COLLATERAL_URL,
+ * the default that answers "unavailable" (nothing verifies, loudly logged).
+ */
+function dcapCollateral(ctx: SetupContext<Settings>, attestation: AgentEvalOptions["attestation"]) {
+  const { collateralUrl: baseUrl } = attestation;
+  if (baseUrl === null) {
+    ctx.log.error("DCAP_COLLATERAL_URL is not set: no TDX quote can be verified (all park as 503)");
+    return undefined;
+  }
+  return intelCollateralVerifier({
+    acceptedStatuses: attestation.acceptedTcbStatuses as readonly TcbStatus[],
+    source: cachedPccsSource({
+      sql: ctx.sql,
+      fetch: (request) =>
+        fetchCollateral({ baseUrl, timeoutMs: attestation.collateralTimeoutMs }, request),
+      refreshSeconds: attestation.collateralRefreshSeconds,
+      maxRows: MAX_CACHED_PLATFORMS,
+      onFetchError: (request, error) =>
+        ctx.log.warn("DCAP collateral refresh failed", {
+          fmspc: request.fmspc,
+          ca: request.ca,
+          reason: error instanceof Error ? error.message : "unknown",
+        }),
+    }),
+  });
 }

@@ -13,6 +13,7 @@
  */
 import { ConfigError, type ConfigOf, type Static, Type } from "@platform/challenge-sdk";
 import { DEFAULT_TRUSTED_PROXIES, trustedProxies } from "@platform/challenge-sdk/proxy-contract";
+import { parseAcceptedTcbStatuses } from "./attestation/index.js";
 import { Literals } from "./schema-primitives.js";
 import { WEIGHTS_MODES } from "./weights/agent-weights.js";
 
@@ -45,6 +46,33 @@ export const Settings = Type.Object({
     Type.String({
       minLength: 1,
       description: "The development attestation key (PEM); the example's public key by default",
+    }),
+  ),
+  DCAP_COLLATERAL_URL: Type.Optional(
+    Type.String({
+      pattern: "^https?://[^\\s]+$",
+      description:
+        "dcap: a PCCS (or Intel's PCS, https://api.trustedservices.intel.com) speaking the PCS v4 API; without it nothing verifies",
+    }),
+  ),
+  DCAP_COLLATERAL_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 60_000,
+    default: 10_000,
+    description: "dcap: the deadline of each PCCS request",
+  }),
+  DCAP_COLLATERAL_REFRESH_SECONDS: Type.Integer({
+    minimum: 60,
+    maximum: 7 * 24 * 3600,
+    default: 3600,
+    description:
+      "dcap: cached collateral older than this is fetched again (kept while valid if the PCCS is down)",
+  }),
+  ACCEPTED_TCB_STATUSES: Type.Optional(
+    Type.String({
+      pattern: "^\\s*[A-Za-z]+(\\s*,\\s*[A-Za-z]+)*\\s*$",
+      description:
+        "dcap: Intel TCB statuses accepted, comma-separated (default UpToDate,SWHardeningNeeded; Revoked never)",
     }),
   ),
   MEASUREMENT_ALLOWLIST: Type.Optional(
@@ -125,6 +153,18 @@ export function resolveSettings(
   } catch (error) {
     issues.push({ variable: "TRUSTED_PROXIES", message: (error as Error).message });
   }
+  let acceptedTcbStatuses: readonly string[] = [];
+  try {
+    acceptedTcbStatuses = parseAcceptedTcbStatuses(config.ACCEPTED_TCB_STATUSES);
+  } catch (error) {
+    issues.push({ variable: "ACCEPTED_TCB_STATUSES", message: (error as Error).message });
+  }
+  if (config.DCAP_COLLATERAL_URL !== undefined && config.ATTESTATION_VERIFIER !== "dcap") {
+    issues.push({
+      variable: "DCAP_COLLATERAL_URL",
+      message: "only read with ATTESTATION_VERIFIER=dcap",
+    });
+  }
   if (issues.length > 0) throw new ConfigError(issues, "agent-eval challenge configuration");
   const measurements = (config.MEASUREMENT_ALLOWLIST ?? "")
     .split(",")
@@ -140,6 +180,11 @@ export function resolveSettings(
       devKeyFile: config.DEV_ATTESTATION_KEY_FILE ?? null,
       // Lower-case hex MRTDs; empty: the verifier's default (dev: the reference worker's).
       measurements: [...new Set(measurements)],
+      // dcap: where Intel's collateral comes from (null: nothing can verify) and the policy.
+      collateralUrl: config.DCAP_COLLATERAL_URL ?? null,
+      collateralTimeoutMs: config.DCAP_COLLATERAL_TIMEOUT_MS,
+      collateralRefreshSeconds: config.DCAP_COLLATERAL_REFRESH_SECONDS,
+      acceptedTcbStatuses,
     },
     submissionWindowSeconds: config.SUBMISSION_WINDOW_SECONDS,
     weightsMode: config.WEIGHTS_MODE,

@@ -1,5 +1,10 @@
 // Attestation: the TDX v4 quote format, quote verifiers (Intel DCAP with a pluggable chain of
 // trust, and a non-confidential development verifier), and the report_data bindings.
+export { cachedPccsSource } from "./dcap/collateral-cache.js";
+export { intelCollateralVerifier } from "./dcap/intel-collateral-verifier.js";
+export { fetchCollateral } from "./dcap/pccs-client.js";
+export { parseAcceptedTcbStatuses } from "./dcap/tcb-policy.js";
+export type { TcbStatus } from "./dcap/tcb-status.js";
 export { dcapVerifier } from "./dcap-verifier.js";
 export { DEV_MEASUREMENT, loadDevAttestationKey, signDevQuote } from "./dev-quote.js";
 export { devVerifier } from "./dev-verifier.js";

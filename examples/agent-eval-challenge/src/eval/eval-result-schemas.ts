@@ -3,7 +3,11 @@
  * (docs: "The eval result").
  */
 import { Type } from "@platform/challenge-sdk";
-import { ReviewAttestation } from "../review/review-envelope-schemas.js";
+import {
+  AdvisoryIds,
+  ReviewAttestation,
+  TcbStatusText,
+} from "../review/review-envelope-schemas.js";
 import {
   ClosedRecord,
   Fraction,
@@ -69,6 +73,9 @@ export const EvalReceiptResponse = NamedRecord("EvalReceiptResponse", {
     confidential: Type.Boolean(),
     // The MRTD the verified quote reported (null when rejected), as a review's verification has.
     measurement: Nullable(Sha384Hex),
+    // dcap: Intel's TCB status and advisories, as a review's verification has.
+    tcb_status: Type.Optional(Nullable(TcbStatusText)),
+    advisory_ids: Type.Optional(Nullable(AdvisoryIds)),
     // Both the review and the result verified: what replay audits sample from.
     fully_attested: Type.Boolean(),
   }),

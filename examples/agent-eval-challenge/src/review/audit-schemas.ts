@@ -17,7 +17,13 @@ import {
 } from "../schema-primitives.js";
 import { DECIDED_ASSIGNMENT_STATES, MAX_ASSIGNMENT_ATTEMPTS } from "../state/index.js";
 import { REVIEW_AUDIT_DEFAULT_LIMIT, REVIEW_AUDIT_MAX_LIMIT } from "./review-audit.js";
-import { CheckId, EvidenceName, ReviewVerification } from "./review-envelope-schemas.js";
+import {
+  AdvisoryIds,
+  CheckId,
+  EvidenceName,
+  ReviewVerification,
+  TcbStatusText,
+} from "./review-envelope-schemas.js";
 import { ReviewAssignmentCore, ReviewAssignmentState } from "./review-schemas.js";
 
 /** The reads' paging: at most 16 items a page (default 10), a signed cursor to go on. */
@@ -53,6 +59,8 @@ export const ReviewAuditItem = NamedRecord("ReviewAuditItem", {
   verifier: Type.Optional(Nullable(Type.Union([Type.Literal("dcap"), Type.Literal("dev")]))),
   confidential: Type.Optional(Nullable(Type.Boolean())),
   measurement: Type.Optional(Nullable(Sha384Hex)),
+  tcb_status: Type.Optional(Nullable(TcbStatusText)),
+  advisory_ids: Type.Optional(Nullable(AdvisoryIds)),
   findings: Type.Optional(Type.Array(ClosedRecord({ check_id: CheckId, severity: Type.String() }))),
   evidence: Type.Optional(
     Type.Array(

@@ -223,6 +223,8 @@ function itemOf(
       verifier: row.verification?.verifier ?? null,
       confidential: row.verification?.confidential ?? null,
       measurement: row.verification?.measurement ?? null,
+      tcb_status: row.verification?.tcb_status ?? null,
+      advisory_ids: row.verification?.advisory_ids ?? null,
       // Check ids and severities only: messages and paths may quote the miner's code.
       findings: (core?.findings ?? [])
         .map((finding) => ({ check_id: finding.check_id, severity: finding.severity }))

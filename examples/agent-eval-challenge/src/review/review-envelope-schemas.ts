@@ -113,6 +113,13 @@ export const ReviewEnvelope = NamedRecord("ReviewEnvelope", {
   evidence: Type.Array(ReviewEvidenceObject, { maxItems: MAX_EVIDENCE_OBJECTS }),
 });
 
+/** Intel's TCB status names (UpToDate, OutOfDate, ...), as a verdict records them. */
+export const TcbStatusText = Type.String({ pattern: "^[A-Za-z]{1,64}$" });
+/** Intel's security advisory ids (INTEL-SA-00837, ...). */
+export const AdvisoryIds = Type.Array(Type.String({ pattern: "^[A-Za-z0-9-]{1,32}$" }), {
+  maxItems: 256,
+});
+
 /** The definitive outcome of verifying a report (absent while the verifier is unavailable). */
 export const ReviewVerification = NamedRecord("ReviewVerification", {
   status: Type.Union([Type.Literal("verified"), Type.Literal("rejected")]),
@@ -125,6 +132,10 @@ export const ReviewVerification = NamedRecord("ReviewVerification", {
   // false for the development verifier: its quotes can be forged by anyone.
   confidential: Type.Boolean(),
   measurement: Nullable(Sha384Hex),
+  // dcap: Intel's TCB status of the platform and its security advisories (null for dev and for
+  // refusals; absent from verdicts recorded before the chain of trust was checked).
+  tcb_status: Type.Optional(Nullable(TcbStatusText)),
+  advisory_ids: Type.Optional(Nullable(AdvisoryIds)),
 });
 
 /** The report route's answer: 202 on first receipt, 200 on an identical replay. */

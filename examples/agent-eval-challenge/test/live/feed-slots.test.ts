@@ -13,6 +13,8 @@ describe("TRUSTED_PROXIES", () => {
       REPLAY_AUDIT_RATE: 0,
       TRUSTED_PROXIES: "loopback, localhost",
       WEIGHTS_MODE: "winner_take_all" as const,
+      DCAP_COLLATERAL_TIMEOUT_MS: 10_000,
+      DCAP_COLLATERAL_REFRESH_SECONDS: 3600,
     };
     expect(() => resolveSettings(config, { tokenConfigured: false })).toThrow(/TRUSTED_PROXIES/);
     expect(

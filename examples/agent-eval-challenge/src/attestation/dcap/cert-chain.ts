@@ -14,8 +14,8 @@ export interface ChainCheck {
   readonly name: string;
   readonly rootKey: KeyObject;
   readonly now: Date;
-  /** Revocations by the root (already verified). */
-  readonly rootCaCrl: Crl;
+  /** Revocations by the root (already verified); required by checkNotRevoked. */
+  readonly rootCaCrl?: Crl;
   /**
    * Revocations by the intermediate, for a three-certificate chain (already verified); null to
    * anchor the chain now and call checkNotRevoked once that CRL is verified.

@@ -12,9 +12,11 @@ import type { KeyObject } from "node:crypto";
 import type { CollateralVerdict, CollateralVerifier } from "../collateral-verifier.js";
 import { rejected, unavailable } from "../quote-verifier.js";
 import type { ParsedTdxQuote } from "../tdx-quote.js";
+import { verifyCertChain } from "./cert-chain.js";
 import { parseQeCertificationData } from "./certification-data.js";
 import type { DcapCollateral } from "./collateral.js";
 import { DcapChainError } from "./dcap-error.js";
+import { intelSgxRootKey } from "./intel-root-ca.js";
 import { pckExtensions } from "./pck-extensions.js";
 import { DEFAULT_ACCEPTED_TCB_STATUSES } from "./tcb-policy.js";
 import type { TcbStatus, TcbVerdict } from "./tcb-status.js";
@@ -58,7 +60,7 @@ export function intelCollateralVerifier(
     async verifyChain(quote: ParsedTdxQuote): Promise<IntelCollateralVerdict> {
       let request: CollateralRequest;
       try {
-        request = platformOf(quote);
+        request = platformOf(quote, { now: now(), rootKey: options.rootKey });
       } catch (error) {
         if (error instanceof DcapChainError) return rejected(error.code, error.message);
         throw error;
@@ -92,12 +94,25 @@ export function intelCollateralVerifier(
   };
 }
 
-/** The platform a quote's PCK certificate names: its FMSPC and which PCK CA issued it. */
-export function platformOf(quote: ParsedTdxQuote): CollateralRequest {
+/**
+ * The platform a quote's PCK certificate names: its FMSPC and which PCK CA issued it. The chain
+ * is anchored to the pinned root first, so only a platform Intel certified can make the service
+ * fetch (and cache) collateral: a forged certificate cannot fill the cache with made-up FMSPCs.
+ */
+export function platformOf(
+  quote: ParsedTdxQuote,
+  anchor: { now: Date; rootKey?: KeyObject | undefined },
+): CollateralRequest {
   const certification = parseQeCertificationData(
     quote.signatureData.certificationDataType,
     quote.signatureData.certificationData,
   );
+  verifyCertChain(certification.pckChain, {
+    name: "pck_chain",
+    rootKey: anchor.rootKey ?? intelSgxRootKey(),
+    now: anchor.now,
+    intermediateCrl: null,
+  });
   const [leaf, ca] = certification.pckChain;
   const fmspc = pckExtensions(leaf!).fmspc.toString("hex");
   const issuer = ca?.subject ?? "";
