@@ -22,8 +22,8 @@ export interface CollateralVerifier {
 }
 
 /**
- * The default: no Intel PCS is reachable from here, so nothing can be chained to Intel's root
- * and every otherwise-valid quote stays "unavailable" (parked, never passed).
+ * The default without DCAP_COLLATERAL_URL: no Intel collateral, so nothing can be chained to
+ * Intel's root and every otherwise-valid quote stays "unavailable" (parked, never passed).
  */
 export function unavailableCollateralVerifier(): CollateralVerifier {
   return {

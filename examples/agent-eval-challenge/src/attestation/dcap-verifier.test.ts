@@ -4,6 +4,7 @@ import type { CollateralVerifier } from "./collateral-verifier.js";
 import { dcapVerifier } from "./dcap-verifier.js";
 import { DEV_MEASUREMENT, signDevQuote } from "./dev-quote.js";
 import type { ParsedTdxQuote } from "./tdx-quote.js";
+import { decidedVerification } from "./verify-attestation.js";
 
 const reportData = sampleReportData();
 const expected = { reportData, measurements: [] as string[] };
@@ -157,5 +158,37 @@ describe("dcapVerifier", () => {
         )
       ).status,
     ).toBe("verified");
+  });
+});
+
+describe("the TCB assessment a collateral verifier reports", () => {
+  it("is carried by the verdict and recorded by decidedVerification, and only when well formed", async () => {
+    const tcb = { status: "SWHardeningNeeded", advisoryIds: ["INTEL-SA-00615"] };
+    const { collateral } = recordingCollateral({ status: "ok", tcb });
+    const verifier = dcapVerifier({ collateral, measurements: [DEV_MEASUREMENT] });
+    const verdict = await verifier.verify(quote(), expected);
+    expect(verdict).toMatchObject({ status: "verified", tcb });
+    if (verdict.status !== "verified") throw new Error("unreachable");
+    expect(decidedVerification(verifier, verdict)).toMatchObject({
+      status: "verified",
+      verifier: "dcap",
+      tcb_status: "SWHardeningNeeded",
+      advisory_ids: ["INTEL-SA-00615"],
+    });
+    // A malformed assessment is dropped, never recorded.
+    const garbage = recordingCollateral({
+      status: "ok",
+      tcb: { status: 7, advisoryIds: "x" },
+    } as unknown as Awaited<ReturnType<CollateralVerifier["verifyChain"]>>);
+    const dropped = await dcapVerifier({
+      collateral: garbage.collateral,
+      measurements: [DEV_MEASUREMENT],
+    }).verify(quote(), expected);
+    expect(dropped.status).toBe("verified");
+    expect("tcb" in dropped).toBe(false);
+    // dev verdicts and refusals record none.
+    expect(
+      decidedVerification(verifier, { status: "rejected", code: "x", message: "y" }),
+    ).toMatchObject({ tcb_status: null, advisory_ids: null });
   });
 });

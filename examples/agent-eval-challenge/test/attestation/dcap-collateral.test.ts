@@ -41,6 +41,7 @@ describe.each(await testBackends())("dcap collateral from a PCCS, cached on %s",
   beforeEach(async () => {
     await sql`delete from dcap_collateral`;
     pccs.mode = "up";
+    pccs.pccsPaths = true;
     pccs.requests.length = 0;
     fetchErrors.length = 0;
     clock = FIXTURE_TIME;
@@ -54,7 +55,14 @@ describe.each(await testBackends())("dcap collateral from a PCCS, cached on %s",
         source: cachedPccsSource({
           sql,
           fetch: (request) =>
-            fetchCollateral({ baseUrl: pccs.url, timeoutMs: options.timeoutMs ?? 2000 }, request),
+            fetchCollateral(
+              {
+                baseUrl: pccs.url,
+                timeoutMs: options.timeoutMs ?? 2000,
+                rootCaCrlUrl: `${pccs.url}/IntelSGXRootCA.der`,
+              },
+              request,
+            ),
           refreshSeconds: 3600,
           maxRows: options.maxRows ?? 16,
           now: () => clock,
@@ -82,6 +90,22 @@ describe.each(await testBackends())("dcap collateral from a PCCS, cached on %s",
     pccs.requests.length = 0;
     expect((await verifier().verify(realQuote(), expected)).status).toBe("verified");
     expect(pccs.requests).toEqual([]);
+  });
+
+  it("asks the PCCS once for a burst of quotes from one platform", async () => {
+    const dcap = verifier();
+    const verdicts = await Promise.all(
+      Array.from({ length: 6 }, () => dcap.verify(realQuote(), expected)),
+    );
+    expect(verdicts.map((v) => v.status)).toEqual(Array(6).fill("verified"));
+    expect(pccs.requests).toHaveLength(4);
+  });
+
+  it("speaks to Intel's PCS too: the root CA CRL from Intel's distribution point", async () => {
+    pccs.pccsPaths = false;
+    expect((await verifier().verify(realQuote(), expected)).status).toBe("verified");
+    expect(pccs.requests).toContain("/sgx/certification/v4/rootcacrl");
+    expect(pccs.requests).toContain("/IntelSGXRootCA.der");
   });
 
   it("keeps verifying through a PCCS outage while the cached collateral is valid", async () => {

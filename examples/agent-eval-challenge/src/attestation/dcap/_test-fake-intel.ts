@@ -218,6 +218,8 @@ export interface FakeCollateralOptions {
   tcbInfo?: (info: Record<string, unknown>) => void;
   qeIdentity?: (identity: Record<string, unknown>) => void;
   revokedPcks?: string[];
+  /** Who signs the TCB info and QE identity (the TCB signing certificate unless told). */
+  signer?: FakeCa;
 }
 
 /** The real TCB info and QE identity, re-signed by the fake signer, as both shapes. */
@@ -229,11 +231,12 @@ export function fakeCollateral(intel: FakeIntel, options: FakeCollateralOptions 
   options.qeIdentity?.(qeIdentity);
   const tcbRaw = JSON.stringify(tcbInfo);
   const qeRaw = JSON.stringify(qeIdentity);
+  const signer = options.signer ?? intel.signer;
   const sig = (raw: string) =>
-    sign("sha256", Buffer.from(raw), { key: intel.signer.key, dsaEncoding: "ieee-p1363" }).toString(
+    sign("sha256", Buffer.from(raw), { key: signer.key, dsaEncoding: "ieee-p1363" }).toString(
       "hex",
     );
-  const signerChain = pem(intel.signer.cert, intel.root.cert);
+  const signerChain = pem(signer.cert, intel.root.cert);
   const qvl: QvlCollateral = {
     pck_crl_issuer_chain: pem(intel.pckCa.cert, intel.root.cert),
     root_ca_crl: fakeCrl(intel.root).toString("hex"),

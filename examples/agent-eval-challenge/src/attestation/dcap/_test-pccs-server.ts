@@ -11,6 +11,8 @@ export interface TestPccs {
   readonly url: string;
   readonly requests: string[];
   mode: "up" | "error" | "hang";
+  /** false: answer the PCCS-only rootcacrl path 404, as Intel's PCS does. */
+  pccsPaths: boolean;
   collateral: DcapCollateral;
   /** The FMSPC (uppercase hex) this PCCS has TCB info for. */
   fmspc: string;
@@ -19,7 +21,12 @@ export interface TestPccs {
 
 export async function startTestPccs(collateral: DcapCollateral, fmspc: string): Promise<TestPccs> {
   const hanging = new Set<() => void>();
-  const state = { mode: "up" as TestPccs["mode"], collateral, fmspc: fmspc.toUpperCase() };
+  const state = {
+    mode: "up" as TestPccs["mode"],
+    collateral,
+    fmspc: fmspc.toUpperCase(),
+    pccsPaths: true,
+  };
   const requests: string[] = [];
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://pccs");
@@ -71,8 +78,16 @@ export async function startTestPccs(collateral: DcapCollateral, fmspc: string): 
           .end(c.pckCrl);
         return;
       case "/sgx/certification/v4/rootcacrl":
+        if (!state.pccsPaths) {
+          res.writeHead(404).end();
+          return;
+        }
         // PCCS serves the root CA CRL as hex text.
         res.writeHead(200, { "content-type": "text/plain" }).end(c.rootCaCrl.toString("hex"));
+        return;
+      case "/IntelSGXRootCA.der":
+        // Intel's distribution point: DER.
+        res.writeHead(200, { "content-type": "application/pkix-crl" }).end(c.rootCaCrl);
         return;
       default:
         res.writeHead(404).end();
@@ -95,6 +110,12 @@ export async function startTestPccs(collateral: DcapCollateral, fmspc: string): 
     },
     set collateral(value) {
       state.collateral = value;
+    },
+    get pccsPaths() {
+      return state.pccsPaths;
+    },
+    set pccsPaths(value) {
+      state.pccsPaths = value;
     },
     get fmspc() {
       return state.fmspc;

@@ -35,28 +35,44 @@ interface Row {
 
 export function cachedPccsSource(options: CachedPccsOptions): CollateralSource {
   const now = options.now ?? (() => new Date());
+  // One lookup per platform at a time: a burst of quotes from a new platform shares one read,
+  // one PCCS round and one write.
+  const inFlight = new Map<string, Promise<DcapCollateral | null>>();
   return {
-    async collateralFor(request) {
-      const at = now();
-      const [row] = await options.sql<Row[]>`
-        select * from dcap_collateral where fmspc = ${request.fmspc} and ca = ${request.ca}`;
-      const usable = row && at <= row.valid_until ? fromRow(row) : null;
-      if (usable && at.getTime() - row!.fetched_at.getTime() < options.refreshSeconds * 1000) {
-        return usable;
+    collateralFor(request) {
+      const key = `${request.fmspc}:${request.ca}`;
+      let pending = inFlight.get(key);
+      if (!pending) {
+        pending = lookup(options, request, now()).finally(() => inFlight.delete(key));
+        inFlight.set(key, pending);
       }
-      let fresh: DcapCollateral;
-      let validUntil: Date;
-      try {
-        fresh = await options.fetch(request);
-        validUntil = earliestNextUpdate(fresh);
-      } catch (error) {
-        options.onFetchError?.(request, error);
-        return usable;
-      }
-      await store(options, request, fresh, at, validUntil);
-      return at <= validUntil ? fresh : usable;
+      return pending;
     },
   };
+}
+
+async function lookup(
+  options: CachedPccsOptions,
+  request: CollateralRequest,
+  at: Date,
+): Promise<DcapCollateral | null> {
+  const [row] = await options.sql<Row[]>`
+      select * from dcap_collateral where fmspc = ${request.fmspc} and ca = ${request.ca}`;
+  const usable = row && at <= row.valid_until ? fromRow(row) : null;
+  if (usable && at.getTime() - row!.fetched_at.getTime() < options.refreshSeconds * 1000) {
+    return usable;
+  }
+  let fresh: DcapCollateral;
+  let validUntil: Date;
+  try {
+    fresh = await options.fetch(request);
+    validUntil = earliestNextUpdate(fresh);
+  } catch (error) {
+    options.onFetchError?.(request, error);
+    return usable;
+  }
+  await store(options, request, fresh, at, validUntil);
+  return at <= validUntil ? fresh : usable;
 }
 
 const fromRow = (row: Row): DcapCollateral => ({

@@ -12,10 +12,25 @@ export interface PccsClientOptions {
   readonly timeoutMs: number;
   /** At most this many bytes per answer (a TCB info is tens of KiB). */
   readonly maxBytes?: number;
+  /**
+   * Where the root CA CRL comes from when the service has no rootcacrl path (Intel's PCS has
+   * none, only PCCSs do): Intel's distribution point unless told.
+   */
+  readonly rootCaCrlUrl?: string;
 }
+
+/** Intel's SGX Root CA CRL distribution point (as the PCK CA certificates name it). */
+export const INTEL_ROOT_CA_CRL_URL =
+  "https://certificates.trustedservices.intel.com/IntelSGXRootCA.der";
 
 export class PccsError extends Error {
   override readonly name = "PccsError";
+  constructor(
+    message: string,
+    readonly status: number | null = null,
+  ) {
+    super(message);
+  }
 }
 
 const DEFAULT_MAX_BYTES = 1024 * 1024;
@@ -34,7 +49,7 @@ export async function fetchCollateral(
       `${base}/sgx/certification/v4/pckcrl?ca=${request.ca}&encoding=der`,
       "SGX-PCK-CRL-Issuer-Chain",
     ),
-    get(options, `${base}/sgx/certification/v4/rootcacrl`, null),
+    rootCaCrlOf(options, base),
   ]);
   return {
     tcbInfoBody: tcb.body.toString("utf8"),
@@ -45,6 +60,16 @@ export async function fetchCollateral(
     pckCrlIssuerChain: pckCrl.chain,
     rootCaCrl: crlBytes(rootCaCrl.body),
   };
+}
+
+/** The PCCS's root CA CRL, or on a 404 (Intel's PCS) the one at Intel's distribution point. */
+async function rootCaCrlOf(options: PccsClientOptions, base: string) {
+  try {
+    return await get(options, `${base}/sgx/certification/v4/rootcacrl`, null);
+  } catch (error) {
+    if (!(error instanceof PccsError) || error.status !== 404) throw error;
+    return get(options, options.rootCaCrlUrl ?? INTEL_ROOT_CA_CRL_URL, null);
+  }
 }
 
 async function get(
@@ -62,7 +87,7 @@ async function get(
   }
   if (response.status !== 200) {
     await response.body?.cancel();
-    throw new PccsError(`PCCS ${path} answered ${response.status}`);
+    throw new PccsError(`PCCS ${path} answered ${response.status}`, response.status);
   }
   const body = await readCapped(response, options.maxBytes ?? DEFAULT_MAX_BYTES, path);
   if (chainHeader === null) return { body, chain: "" };

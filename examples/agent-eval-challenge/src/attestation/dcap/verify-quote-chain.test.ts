@@ -2,7 +2,7 @@ import { generateKeyPairSync, sign } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { rawP256PublicKey } from "../attestation-key.js";
 import { parseTdxQuote } from "../tdx-quote.js";
-import { fakeCollateral, fakeIntel, fakeQuote } from "./_test-fake-intel.js";
+import { fakeCert, fakeCollateral, fakeIntel, fakeQuote } from "./_test-fake-intel.js";
 import { FIXTURE_TIME, realCollateral, realQuote } from "./_test-fixtures.js";
 import type { DcapCollateral } from "./collateral.js";
 import { DcapChainError } from "./dcap-error.js";
@@ -118,7 +118,7 @@ describe("verifyQuoteChain on a real TDX quote with its real collateral", () => 
     );
     expect(outcome(realQuote(), { ...c, pckCrl: c.rootCaCrl })).toBe("pck_crl_signature_invalid");
     expect(outcome(realQuote(), { ...c, tcbInfoIssuerChain: c.pckCrlIssuerChain })).toBe(
-      "tcb_info_signature_invalid",
+      "tcb_info_chain_signer_invalid",
     );
   });
 });
@@ -140,6 +140,25 @@ describe("verifyQuoteChain against a counterfeit Intel", () => {
         pckCrlIssuerChain: real.pckCrlIssuerChain,
       }),
     ).toBe("pck_chain_untrusted_root");
+  });
+
+  it("refuses TCB info and QE identity signed by any certificate but the TCB signing one", () => {
+    const other = fakeCert({ cn: "Intel SGX PCK Processor CA", issuer: intel.root, ca: false });
+    const { pcs } = fakeCollateral(intel, { signer: other });
+    expect(outcome(fakeQuote(intel), pcs, { rootKey: intel.rootKey })).toBe(
+      "tcb_info_chain_signer_invalid",
+    );
+    // The QE identity signed by the PCK CA (a CA under the same root), the TCB info genuine.
+    const byCa = fakeCollateral(intel, { signer: intel.pckCa }).pcs;
+    const genuine = fakeCollateral(intel).pcs;
+    const mixed = {
+      ...genuine,
+      qeIdentityBody: byCa.qeIdentityBody,
+      qeIdentityIssuerChain: byCa.qeIdentityIssuerChain,
+    };
+    expect(outcome(fakeQuote(intel), mixed, { rootKey: intel.rootKey })).toBe(
+      "qe_identity_chain_signer_invalid",
+    );
   });
 
   it("refuses a revoked PCK certificate", () => {

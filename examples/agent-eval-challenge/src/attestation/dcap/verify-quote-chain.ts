@@ -145,6 +145,14 @@ function signedDocument<T extends { issueDate: string; nextUpdate: string }>(
 ): T {
   const chain = parsePemChain(issuerChainPem, `${name}_chain_malformed`);
   verifyCertChain(chain, { name: `${name}_chain`, ...anchors });
+  // Any CA under the root (a PCK CA, say) could sign JSON: only Intel's TCB signing
+  // certificate speaks for TCB levels and QE identities.
+  if (!/(^|\n)CN=Intel SGX TCB Signing(\n|$)/.test(chain[0]!.subject) || chain[0]!.ca) {
+    throw chainError(
+      `${name}_chain_signer_invalid`,
+      `the ${name.replace(/_/g, " ")} is not signed by Intel's TCB signing certificate`,
+    );
+  }
   const signed = splitSignedJson(body, key, name);
   checkJsonSignature(signed, chain[0]!.publicKey, name);
   const doc = parse(signed.raw);
