@@ -37,9 +37,7 @@ export function verifyCertChain(chain: readonly X509Certificate[], check: ChainC
     throw fail("untrusted_root", "the chain does not end in Intel's SGX Root CA");
   }
   for (let i = 0; i < chain.length - 1; i++) {
-    const cert = chain[i]!;
-    const issuer = chain[i + 1]!;
-    if (!issuer.ca || !cert.checkIssued(issuer) || !safeVerify(cert, issuer.publicKey)) {
+    if (!issuedBy(chain[i]!, chain[i + 1]!)) {
       throw fail("signature_invalid", `certificate ${i} is not issued by the next one`);
     }
   }
@@ -62,6 +60,14 @@ export function checkNotRevoked(chain: readonly X509Certificate[], check: ChainC
     if (crl.revokedSerials.has(normalizeSerial(chain[i]!.serialNumber))) {
       throw fail("revoked", `certificate ${i} (serial ${chain[i]!.serialNumber}) is revoked`);
     }
+  }
+}
+
+function issuedBy(cert: X509Certificate, issuer: X509Certificate): boolean {
+  try {
+    return issuer.ca && cert.checkIssued(issuer) && safeVerify(cert, issuer.publicKey);
+  } catch {
+    return false;
   }
 }
 

@@ -76,8 +76,28 @@ export function parsePemChain(text: string, code: string): X509Certificate[] {
     throw chainError(code, "the certificate chain is not a sequence of PEM certificates");
   }
   try {
-    return blocks.map((pem) => new X509Certificate(pem));
+    return blocks.map(checkedCertificate);
   } catch {
     throw chainError(code, "a certificate in the chain does not parse");
   }
+}
+
+/**
+ * node parses a certificate's parts lazily: read every part the chain uses now, so a damaged
+ * one is a malformed chain here rather than an exception later. Intel's keys are all P-256.
+ */
+function checkedCertificate(pem: string): X509Certificate {
+  const cert = new X509Certificate(pem);
+  const key = cert.publicKey;
+  const dates = [new Date(cert.validFrom), new Date(cert.validTo)];
+  if (
+    key.asymmetricKeyType !== "ec" ||
+    key.asymmetricKeyDetails?.namedCurve !== "prime256v1" ||
+    dates.some((d) => Number.isNaN(d.getTime())) ||
+    !cert.serialNumber ||
+    typeof cert.subject !== "string"
+  ) {
+    throw new Error("unusable certificate");
+  }
+  return cert;
 }
