@@ -97,6 +97,21 @@ describe("the dcap verifier with Intel's chain of trust", () => {
       expect(outdated.message).toMatch(/OutOfDate.*INTEL-SA-00837/);
   });
 
+  it("refuses a Revoked platform even when a caller lists Revoked as accepted", async () => {
+    const intel = fakeIntel();
+    const { pcs } = fakeCollateral(intel, {
+      tcbInfo: (info) => {
+        (info.tcbLevels as { tcbStatus: string }[])[0]!.tcbStatus = "Revoked";
+      },
+    });
+    const verdict = await verifier(pcs, {
+      rootKey: intel.rootKey,
+      accepted: ["UpToDate", "Revoked"],
+    }).verify(fakeQuote(intel), expected);
+    expect(verdict).toMatchObject({ status: "rejected", code: "tcb_status_not_accepted" });
+    if (verdict.status === "rejected") expect(verdict.message).toContain("Revoked");
+  });
+
   it("refuses a DEBUG TD whose chain is otherwise sound", async () => {
     const intel = fakeIntel();
     const { pcs } = fakeCollateral(intel);

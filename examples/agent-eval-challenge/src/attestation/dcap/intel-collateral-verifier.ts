@@ -81,7 +81,8 @@ export function intelCollateralVerifier(
           ? unavailable(error.code, error.message)
           : rejected(error.code, error.message);
       }
-      if (!accepted.includes(tcb.status)) {
+      // Revoked is refused even if a caller lists it: Intel has revoked the platform's keys.
+      if (tcb.status === "Revoked" || !accepted.includes(tcb.status)) {
         const advisories = tcb.advisoryIds.length > 0 ? ` (${tcb.advisoryIds.join(", ")})` : "";
         return rejected(
           "tcb_status_not_accepted",
