@@ -186,9 +186,26 @@ describe("the TCB assessment a collateral verifier reports", () => {
     }).verify(quote(), expected);
     expect(dropped.status).toBe("verified");
     expect("tcb" in dropped).toBe(false);
-    // dev verdicts and refusals record none.
+    // Refusals before any assessment record none; a refusal of the status records it.
     expect(
       decidedVerification(verifier, { status: "rejected", code: "x", message: "y" }),
     ).toMatchObject({ tcb_status: null, advisory_ids: null });
+    const refused = recordingCollateral({
+      status: "rejected",
+      code: "tcb_status_not_accepted",
+      message: "OutOfDate",
+      tcb: { status: "OutOfDate", advisoryIds: ["INTEL-SA-00837"] },
+    } as Awaited<ReturnType<CollateralVerifier["verifyChain"]>>);
+    const refusedVerdict = await dcapVerifier({
+      collateral: refused.collateral,
+      measurements: [DEV_MEASUREMENT],
+    }).verify(quote(), expected);
+    if (refusedVerdict.status !== "rejected") throw new Error("expected a rejection");
+    expect(decidedVerification(verifier, refusedVerdict)).toMatchObject({
+      status: "rejected",
+      code: "tcb_status_not_accepted",
+      tcb_status: "OutOfDate",
+      advisory_ids: ["INTEL-SA-00837"],
+    });
   });
 });

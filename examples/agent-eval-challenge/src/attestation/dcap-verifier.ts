@@ -72,7 +72,10 @@ async function askCollateral(
     case "ok":
       return { status: "ok", ...validTcb(verdict.tcb) };
     case "rejected":
-      return rejected(String(verdict.code), String(verdict.message));
+      return {
+        ...rejected(String(verdict.code), String(verdict.message)),
+        ...validTcb(verdict.tcb),
+      };
     case "unavailable":
       return unavailable(String(verdict.code), String(verdict.message));
     default:

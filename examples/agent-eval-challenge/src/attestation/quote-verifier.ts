@@ -35,7 +35,10 @@ interface Refusal<Status extends "rejected" | "unavailable"> {
   readonly code: string;
   readonly message: string;
 }
-export type QuoteRejection = Refusal<"rejected">;
+export type QuoteRejection = Refusal<"rejected"> & {
+  /** dcap: the TCB status a policy refused, recorded with the refusal. */
+  readonly tcb?: TcbAssessment;
+};
 export type QuoteUnavailable = Refusal<"unavailable">;
 
 export interface QuoteVerifier {

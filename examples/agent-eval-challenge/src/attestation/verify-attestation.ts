@@ -30,16 +30,21 @@ export async function verifyAttestation(
   });
   if (verdict.status === "unavailable") return { status: "unavailable" };
   if (verdict.status === "rejected") return verdict;
+  // The chain's TCB assessment stays with the verdict even when a later check refuses.
+  const assessed = verdict.tcb ? { tcb: verdict.tcb } : {};
   const replayed = replayEventLog(attestation.event_log);
   const quoted = verdict.quote.body.rtmrs.map((register) => register.toString("hex"));
   if (replayed.some((register, index) => register !== quoted[index])) {
-    return rejected(
-      "event_log_mismatch",
-      "replaying the event log does not give the quote's RTMRs",
-    );
+    return {
+      ...rejected("event_log_mismatch", "replaying the event log does not give the quote's RTMRs"),
+      ...assessed,
+    };
   }
   if (attestation.measurement !== verdict.measurement) {
-    return rejected("measurement_mismatch", "the claimed measurement is not the quote's MRTD");
+    return {
+      ...rejected("measurement_mismatch", "the claimed measurement is not the quote's MRTD"),
+      ...assessed,
+    };
   }
   return verdict.tcb
     ? { status: "verified", measurement: verdict.measurement, tcb: verdict.tcb }
@@ -55,7 +60,6 @@ export function decidedVerification(
   verdict: Exclude<AttestationVerdict, { status: "unavailable" }>,
 ) {
   const refusal = verdict.status === "rejected" ? verdict : null;
-  const verified = verdict.status === "verified" ? verdict : null;
   return {
     status: verdict.status,
     code: refusal?.code ?? null,
@@ -63,8 +67,9 @@ export function decidedVerification(
     verifier: verifier.kind,
     confidential: verifier.confidential,
     measurement: verdict.status === "verified" ? verdict.measurement : null,
-    // Intel's TCB status and advisories for a dcap verdict (null for dev and for refusals).
-    tcb_status: verified?.tcb?.status ?? null,
-    advisory_ids: verified?.tcb ? [...verified.tcb.advisoryIds] : null,
+    // Intel's TCB status and advisories when the dcap chain assessed them (verified, or refused
+    // for an unaccepted status); null for dev and for refusals before the assessment.
+    tcb_status: verdict.tcb?.status ?? null,
+    advisory_ids: verdict.tcb ? [...verdict.tcb.advisoryIds] : null,
   };
 }

@@ -132,8 +132,8 @@ export const ReviewVerification = NamedRecord("ReviewVerification", {
   // false for the development verifier: its quotes can be forged by anyone.
   confidential: Type.Boolean(),
   measurement: Nullable(Sha384Hex),
-  // dcap: Intel's TCB status of the platform and its security advisories (null for dev and for
-  // refusals; absent from verdicts recorded before the chain of trust was checked).
+  // dcap: Intel's TCB status of the platform and its security advisories, once the chain gave
+  // them (null for dev and for refusals decided before; absent from older verdicts).
   tcb_status: Type.Optional(Nullable(TcbStatusText)),
   advisory_ids: Type.Optional(Nullable(AdvisoryIds)),
 });

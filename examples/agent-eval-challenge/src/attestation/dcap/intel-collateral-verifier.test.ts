@@ -77,7 +77,12 @@ describe("the dcap verifier with Intel's chain of trust", () => {
       realQuote(),
       expected,
     );
-    expect(verdict).toMatchObject({ status: "rejected", code: "tcb_status_not_accepted" });
+    // The refused status is recorded with the refusal.
+    expect(verdict).toMatchObject({
+      status: "rejected",
+      code: "tcb_status_not_accepted",
+      tcb: { status: "UpToDate", advisoryIds: [] },
+    });
     if (verdict.status === "rejected") expect(verdict.message).toContain("UpToDate");
 
     const intel = fakeIntel();

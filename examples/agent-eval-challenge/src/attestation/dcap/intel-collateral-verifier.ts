@@ -84,11 +84,14 @@ export function intelCollateralVerifier(
       // Revoked is refused even if a caller lists it: Intel has revoked the platform's keys.
       if (tcb.status === "Revoked" || !accepted.includes(tcb.status)) {
         const advisories = tcb.advisoryIds.length > 0 ? ` (${tcb.advisoryIds.join(", ")})` : "";
-        return rejected(
-          "tcb_status_not_accepted",
-          `the platform's TCB status ${tcb.status}${advisories} is not accepted ` +
-            `(accepted: ${accepted.join(", ")})`,
-        );
+        return {
+          ...rejected(
+            "tcb_status_not_accepted",
+            `the platform's TCB status ${tcb.status}${advisories} is not accepted ` +
+              `(accepted: ${accepted.join(", ")})`,
+          ),
+          tcb,
+        };
       }
       return { status: "ok", tcb };
     },
