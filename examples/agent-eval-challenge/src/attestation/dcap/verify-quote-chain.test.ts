@@ -208,6 +208,20 @@ describe("verifyQuoteChain against a counterfeit Intel", () => {
     );
   });
 
+  it("judges the TDX module's SVN by its identity, not the platform levels, when its version is not 0", () => {
+    // Intel's QVL (TcbLevelCheck isTdxTcbHigherOrEqual): with TEE TCB SVN byte 1 (the module's
+    // major version) above 0, the level walk starts at byte 2. The real levels ask for module
+    // SVN 5; TDX_01's identity accepts SVN 4 as UpToDate and calls SVN 2 OutOfDate.
+    const { pcs } = fakeCollateral(intel);
+    const svn = (bytes: number[]) => Buffer.from([...bytes, ...Array(16 - bytes.length).fill(0)]);
+    const at = (teeTcbSvn: Buffer) =>
+      outcome(fakeQuote(intel, { teeTcbSvn }), pcs, { rootKey: intel.rootKey });
+    expect(at(svn([4, 1, 3]))).toBe("ok:UpToDate:");
+    expect(at(svn([2, 1, 3]))).toMatch(/^ok:OutOfDate:/);
+    expect(at(svn([1, 1, 3]))).toBe("tdx_module_level_not_found");
+    expect(at(svn([9, 7, 3]))).toBe("tdx_module_unknown");
+  });
+
   it("refuses a TDX module that is not the TCB info's", () => {
     const { pcs } = fakeCollateral(intel);
     const otherSeam = fakeQuote(intel, { mrSignerSeam: Buffer.alloc(48, 1) });
