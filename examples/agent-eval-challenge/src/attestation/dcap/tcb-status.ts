@@ -22,10 +22,18 @@ export function isTcbStatus(value: unknown): value is TcbStatus {
   return typeof value === "string" && (TCB_STATUSES as readonly string[]).includes(value);
 }
 
-/** The worse status of the two (the list above is ordered by severity), advisories merged. */
+/**
+ * The worse status of the two (the list above is ordered by severity), advisories merged; as
+ * Intel's QVL converges them, a configuration need survives being out of date
+ * (ConfigurationNeeded with OutOfDate is OutOfDateConfigurationNeeded, not plain OutOfDate).
+ */
 export function mergeTcb(a: TcbVerdict, b: TcbVerdict): TcbVerdict {
   const severity = (s: TcbStatus) => TCB_STATUSES.indexOf(s);
   const advisoryIds = [...a.advisoryIds];
   for (const id of b.advisoryIds) if (!advisoryIds.includes(id)) advisoryIds.push(id);
-  return { status: severity(b.status) > severity(a.status) ? b.status : a.status, advisoryIds };
+  const worse = severity(b.status) > severity(a.status) ? b.status : a.status;
+  const needsConfiguration = [a.status, b.status].some((s) => s.startsWith("Configuration"));
+  const status =
+    worse === "OutOfDate" && needsConfiguration ? "OutOfDateConfigurationNeeded" : worse;
+  return { status, advisoryIds };
 }
