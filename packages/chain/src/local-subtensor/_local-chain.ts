@@ -221,7 +221,6 @@ export class LocalChain {
   #rejectNext: string | undefined;
   // The runtime each block runs, from its first block on (a dev upgrade appends one).
   readonly #runtimes: { from: number; runtime: Runtime }[] = [];
-  #upgrade: DevOp | undefined;
   #upgradeTo: Runtime | undefined;
   // Dev faults on the counter model: epochs still to defer or skip, per netuid.
   readonly #deferrals = new Map<number, number>();
@@ -233,7 +232,7 @@ export class LocalChain {
     this.#runtimes.push({ from: 0, runtime: options.runtime });
     this.store = new VersionedStore(options.historyBlocks);
     this.state = new ChainState(options.runtime, this.store);
-    const count = this.runtime.constant("System", "BlockHashCount");
+    const count = options.runtime.constant("System", "BlockHashCount");
     this.#blockHashCount = new DataView(count.buffer, count.byteOffset, 4).getUint32(0, true);
 
     const seed = options.genesisSeed ?? new Uint8Array(randomBytes(32));
@@ -263,12 +262,19 @@ export class LocalChain {
     ingestPulses(this.state, this.beacon, this.genesisTimestamp);
   }
 
-  /** The runtime of the best block (what a transaction submitted now is checked against). */
+  /**
+   * The runtime in the best block's state (its `:code`): what a transaction submitted now is
+   * checked against, and what the node serves without a block hash.
+   */
   get runtime(): Runtime {
-    return this.state.runtime;
+    return this.runtimeAt(this.head().number);
   }
 
-  /** The runtime block `n` ran (the spec its metadata and version answer for). */
+  /**
+   * The runtime in block `n`'s state, what `state_getRuntimeVersion` and `state_getMetadata` at
+   * `n` answer. As on a substrate chain, block `n + 1` runs it: a runtime set in block `n` first
+   * executes (and migrates) in the block after.
+   */
   runtimeAt(n: number): Runtime {
     for (let i = this.#runtimes.length - 1; i > 0; i--) {
       const entry = this.#runtimes[i] as { from: number; runtime: Runtime };
@@ -278,35 +284,34 @@ export class LocalChain {
   }
 
   /**
-   * `dev_upgradeRuntime`: the next block runs `runtime` (as after a `set_code` in the block
-   * before): `System.LastRuntimeUpgrade` and the version change, and, from spec 393 to a counter
-   * runtime, `migrate_dynamic_tempo` (the counter seeded with the formula's epoch). Resolves with
-   * the block's number once produced.
+   * `dev_upgradeRuntime`, as a `set_code` would: the next block's state holds `runtime`
+   * (clients following the runtime version see it with that block), and the block after runs
+   * it: `System.LastRuntimeUpgrade` and, from spec 393 to a counter runtime,
+   * `migrate_dynamic_tempo` (the counter seeded with the formula's epoch). Resolves with the
+   * number of the block whose state holds the new runtime.
    */
   upgradeRuntime(runtime: Runtime): Promise<number> {
-    const pending = this.#upgradeTo ?? this.runtime;
+    const latest = (this.#runtimes[this.#runtimes.length - 1] as { runtime: Runtime }).runtime;
+    const pending = this.#upgradeTo ?? latest;
     if (runtime.specVersion <= pending.specVersion) {
       return Promise.reject(
         new Error(`spec ${runtime.specVersion} is not newer than spec ${pending.specVersion}`),
       );
     }
-    return new Promise<number>((resolve, reject) => {
-      this.#upgradeTo = runtime;
-      this.#upgrade = {
-        apply: (_state, block) => block,
-        resolve: (v) => resolve(v as number),
-        reject,
-      };
+    this.#upgradeTo = runtime;
+    return this.queueDev((_state, block) => {
+      this.#upgradeTo = undefined;
+      this.#runtimes.push({ from: block, runtime });
+      return block;
     });
   }
 
-  // Starts block `n` on the pending runtime: the migration, then the version record.
-  #applyUpgrade(n: number): void {
-    const next = this.#upgradeTo;
-    if (!next) return;
-    const previous = this.runtime;
-    this.#upgradeTo = undefined;
-    this.#runtimes.push({ from: n, runtime: next });
+  // Starts block `n` on the runtime its parent's state holds: after a new one, the migration
+  // and the version record (frame_executive's on_runtime_upgrade).
+  #enterRuntime(n: number): void {
+    const next = this.runtimeAt(n - 1);
+    const previous = this.state.runtime;
+    if (next === previous) return;
     this.state.runtime = next;
     if (!previous.counterEpochs && next.counterEpochs) migrateToCounter(this.state, n);
     this.#writeLastRuntimeUpgrade();
@@ -319,8 +324,8 @@ export class LocalChain {
 
   #writeLastRuntimeUpgrade(): void {
     this.state.write("System", "LastRuntimeUpgrade", [], {
-      specVersion: this.runtime.specVersion,
-      specName: this.runtime.specName,
+      specVersion: this.state.runtime.specVersion,
+      specName: this.state.runtime.specName,
     });
   }
 
@@ -630,10 +635,7 @@ export class LocalChain {
     state.write("System", "BlockHash", [n - 1], fromHex(parent.hash));
     const stale = n - this.#blockHashCount - 1;
     if (stale > 0) state.write("System", "BlockHash", [stale], null);
-    const upgrade = this.#upgrade;
-    this.#upgrade = undefined;
-    this.#applyUpgrade(n);
-    if (upgrade) this.#revalidatePool();
+    this.#enterRuntime(n);
 
     const ops = this.#dev.splice(0);
     const results = ops.map((op) => {
@@ -659,7 +661,7 @@ export class LocalChain {
     };
     for (const e of runEpochs(state, n, epochFaults)) events.push(this.#epochEvent(e));
     const timestamp = this.timestampOf(n);
-    const counter = this.runtime.counterEpochs;
+    const counter = this.state.runtime.counterEpochs;
     // Spec 393 here: pulses stored in the initialization phase, after the reveals, with the
     // rounds published by this block's time.
     const rounds = counter ? [] : ingestPulses(state, this.beacon, timestamp);
@@ -668,7 +670,7 @@ export class LocalChain {
     }
 
     state.write("Timestamp", "Now", [], timestamp);
-    const [tsPallet, tsCall] = this.runtime.callIndex("Timestamp", "set");
+    const [tsPallet, tsCall] = this.state.runtime.callIndex("Timestamp", "set");
     const body: BodyItem[] = [
       toHex(bareExtrinsic(concatBytes([new Uint8Array([tsPallet, tsCall]), compact(timestamp)]))),
     ];
@@ -744,7 +746,8 @@ export class LocalChain {
     }
 
     for (const tx of dropped) tx.watch?.("invalid");
-    upgrade?.resolve(n);
+    // A new runtime in this block's state: what the pool holds is checked against it.
+    if (this.runtimeAt(n) !== this.runtimeAt(n - 1)) this.#revalidatePool();
     for (const listener of this.#headListeners) listener(block);
     for (const tx of included) tx.watch?.({ inBlock: block.hash });
     this.#announceReady();
@@ -793,7 +796,7 @@ export class LocalChain {
   #includePulses(n: number, body: BodyItem[], events: Uint8Array[]): void {
     const rounds = roundsToFetch(this.state, this.beacon, this.timestampOf(n - 1));
     const info = dispatchInfo(WRITE_PULSE_WEIGHT, "Normal", "Yes");
-    const runtime = this.runtime;
+    const runtime = this.state.runtime;
     for (const round of rounds) {
       writePulses(this.state, this.beacon, [round]);
       const index = body.length;
@@ -836,7 +839,7 @@ export class LocalChain {
       ]),
     ];
     const moduleError = (name: string) => {
-      const error = this.runtime.moduleError(name);
+      const error = this.state.runtime.moduleError(name);
       if (!error) throw new Error(`no ${name} in the metadata`);
       return error;
     };
@@ -923,7 +926,7 @@ export class LocalChain {
         : concatBytes([new Uint8Array([0]), u32le(index)]);
     return concatBytes([
       phase,
-      this.runtime.encodeEvent(pallet, name, fields),
+      this.state.runtime.encodeEvent(pallet, name, fields),
       new Uint8Array([0]),
     ]);
   }
