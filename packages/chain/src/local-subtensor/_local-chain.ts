@@ -194,8 +194,9 @@ interface DevOp {
  * `produceBlock` call; the server's timer calls it). Only `SubtensorModule.set_weights` and
  * `commit_timelocked_weights` run; every other call is refused at the pool, as finney refuses a
  * fee-paying call from an account with no balance. Each block reveals the timelocked commits
- * due (SubtensorModule's on_initialize) and stores the drand pulses its own beacon published
- * by the block's simulated time.
+ * due (SubtensorModule's on_initialize), runs the epoch schedule on a counter runtime, and
+ * stores the drand pulses its own beacon published: by the block's simulated time on spec 393,
+ * by the parent's through unsigned `write_pulse` extrinsics on spec 424.
  */
 export class LocalChain {
   readonly store: VersionedStore;
