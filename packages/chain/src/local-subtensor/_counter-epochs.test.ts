@@ -28,12 +28,12 @@ const publishedBy = (block: number) => 1_000_001n + 4n * BigInt(block);
 // Subnet 1, tempo 9, created at block 1: LastEpochBlock = 1 - 1 % 9 = 0, so the counter's epochs
 // fire at blocks 9, 18, 27, ... (period 9; the formula's period would be 10).
 
-function chain(runtime: Runtime, lines: string[] = []): LocalChain {
+function chain(runtime: Runtime, lines: string[] = [], tempo = 9): LocalChain {
   return new LocalChain({
     runtime,
     finalityLag: 1,
     historyBlocks: 300,
-    tempo: 9,
+    tempo,
     subnetDefaults: { CommitRevealWeightsEnabled: true, WeightsSetRateLimit: 0 },
     genesisSeed: new TextEncoder().encode("counter-epochs"),
     poolLimit: 64,
@@ -220,6 +220,27 @@ describe("the spec-424 runtime on the local chain", () => {
     until(c, 33);
     expect([c.state.epochCounter(1), c.state.lastEpochBlock(1)]).toEqual([4, 33]);
     expect(() => chain(spec393).deferEpoch(1)).toThrow(/spec 393/);
+  });
+
+  it("defers the epochs past MaxEpochsPerBlock a block, in NetworksAdded's key order", async () => {
+    // Tempo 5: subnets 1 and 256 share the stagger (256 % 5 = 1 % 5), so their epochs fall due
+    // in the same blocks; the map's little-endian keys put 256 (0x0001) before 1 (0x0100).
+    const c = chain(spec424, [], 5);
+    await settle(
+      c,
+      Promise.all([
+        c.registerNeuron(1, alice.publicKey, true),
+        c.registerNeuron(256, alice.publicKey, true),
+        c.setHyperparameter(0, "MaxEpochsPerBlock", 1),
+      ]),
+    );
+    expect([c.state.lastEpochBlock(1), c.state.lastEpochBlock(256)]).toEqual([0, 0]);
+    until(c, 5);
+    expect(named(c, 5, "subtensorModule.EpochDeferred").map((e) => e.data)).toEqual([[1, 5, 6]]);
+    expect([c.state.epochCounter(256), c.state.epochCounter(1)]).toEqual([1, 0]);
+    until(c, 6);
+    expect([c.state.epochCounter(256), c.state.epochCounter(1)]).toEqual([1, 1]);
+    expect([c.state.lastEpochBlock(256), c.state.lastEpochBlock(1)]).toEqual([5, 6]);
   });
 
   it("keys commits by the counter with the lookahead, and reveals them in the chain's reveal epoch", async () => {

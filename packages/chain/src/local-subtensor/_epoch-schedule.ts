@@ -76,7 +76,7 @@ export function runEpochs(state: ChainState, block: number, faults: EpochFaults)
   const events: EpochEvent[] = [];
   const cap = state.maxEpochsPerBlock();
   let ran = 0;
-  for (const netuid of state.subnets()) {
+  for (const netuid of storageOrder(state.subnets())) {
     if (netuid === 0) continue;
     state.setEpochItem("BlocksSinceLastStep", netuid, state.blocksSinceLastStep(netuid) + 1);
     if (!counterShouldRun(state, netuid, block)) continue;
@@ -97,6 +97,12 @@ export function runEpochs(state: ChainState, block: number, faults: EpochFaults)
     state.setEpochItem("SubnetEpochIndex", netuid, state.epochCounter(netuid) + 1);
   }
   return events;
+}
+
+// `get_all_subnet_netuids` iterates `NetworksAdded`, an Identity-hashed u16 map: in the order of
+// the little-endian key bytes (netuid 256 before 1), which decides who is deferred past the cap.
+function storageOrder(netuids: number[]): number[] {
+  return [...netuids].sort((a, b) => (a & 0xff) - (b & 0xff) || (a >> 8) - (b >> 8));
 }
 
 /**
