@@ -220,7 +220,8 @@ export class LocalChain {
   readonly #blockHashCount: number;
   #finalized = 0;
   #rejectNext: string | undefined;
-  // The runtime each block runs, from its first block on (a dev upgrade appends one).
+  // The runtime each block's state holds, from the block that set it on (a dev upgrade appends
+  // one; the block after that runs it).
   readonly #runtimes: { from: number; runtime: Runtime }[] = [];
   #upgradeTo: Runtime | undefined;
   // Dev faults on the counter model: epochs still to defer or skip, per netuid.
