@@ -69,8 +69,10 @@ export function chainNode(
   cleanup: Cleanup,
   options: LocalSubtensorOptions = {},
 ): Promise<LocalSubtensor> {
-  return startLocalSubtensor({ blockMs: 100, log: quiet, ...options }).then((node) =>
-    cleanup.add(node, (n) => n.close()),
+  // The spec-393 runtime unless a test asks for another: the validator-side tests were written
+  // against its epoch formula and block errors.
+  return startLocalSubtensor({ blockMs: 100, log: quiet, runtime: "spec393", ...options }).then(
+    (node) => cleanup.add(node, (n) => n.close()),
   );
 }
 
@@ -110,7 +112,7 @@ export async function chainNodeProcess(
       "--import",
       tsx,
       entry,
-      JSON.stringify({ blockMs: 100, ...options }),
+      JSON.stringify({ blockMs: 100, runtime: "spec393", ...options }),
     ],
     { stdio: ["pipe", "pipe", "inherit"] },
   );

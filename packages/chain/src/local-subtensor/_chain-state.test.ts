@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ChainState, HYPERPARAMETERS } from "./_chain-state.js";
-import { loadRuntime } from "./_runtime.js";
+import { ChainState, HYPERPARAMETERS, PLAIN_HYPERPARAMETERS } from "./_chain-state.js";
+import { loadNamedRuntime } from "./_runtime.js";
 import { VersionedStore } from "./_versioned-store.js";
 
-const runtime = loadRuntime();
+const runtime = loadNamedRuntime("spec393");
 
 function fresh() {
   const store = new VersionedStore(100);
@@ -12,14 +12,25 @@ function fresh() {
 }
 
 describe("chain state over the metadata's storage types", () => {
-  it("gives each hyperparameter the metadata's value type", () => {
-    for (const [name, kind] of Object.entries(HYPERPARAMETERS)) {
-      const entry = runtime.storage("SubtensorModule", name);
-      expect(runtime.registry.lookup.getTypeDef(Number(entry.valueType.slice(6))).type).toBe(kind);
-      // Keyed by netuid, except the chain-wide commit-reveal version.
-      expect(entry.hashers.length).toBe(name === "CommitRevealWeightsVersion" ? 0 : 1);
-    }
-  });
+  it.each(["spec393", "spec424"] as const)(
+    "gives each hyperparameter the %s metadata's value type",
+    (spec) => {
+      const metadata = loadNamedRuntime(spec);
+      for (const [name, kind] of Object.entries(HYPERPARAMETERS)) {
+        // MaxEpochsPerBlock came with the epoch counter.
+        if (!metadata.hasStorage("SubtensorModule", name)) {
+          expect([spec, name]).toEqual(["spec393", "MaxEpochsPerBlock"]);
+          continue;
+        }
+        const entry = metadata.storage("SubtensorModule", name);
+        expect(metadata.registry.lookup.getTypeDef(Number(entry.valueType.slice(6))).type).toBe(
+          kind,
+        );
+        // Keyed by netuid, except the chain-wide ones.
+        expect(entry.hashers.length).toBe(PLAIN_HYPERPARAMETERS.has(name) ? 0 : 1);
+      }
+    },
+  );
 
   it("writes LastUpdate and ValidatorPermit bytes that polkadot-js decodes the same", () => {
     const state = fresh();

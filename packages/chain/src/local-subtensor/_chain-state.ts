@@ -39,7 +39,18 @@ export const HYPERPARAMETERS = {
   MaxAllowedUids: "u16",
   // Plain (not per subnet): the netuid argument is ignored.
   CommitRevealWeightsVersion: "u16",
+  /** The minimum stake to set weights (`check_weights_min_stake`; enforced on spec 424). */
+  StakeThreshold: "u64",
+  /** Epochs one block runs at most; the rest are deferred a block (spec 424 only). */
+  MaxEpochsPerBlock: "u8",
 } as const;
+
+/** The hyperparameters stored once for the chain, not per subnet. */
+export const PLAIN_HYPERPARAMETERS: ReadonlySet<string> = new Set([
+  "CommitRevealWeightsVersion",
+  "StakeThreshold",
+  "MaxEpochsPerBlock",
+]);
 
 /** A name `dev_setHyperparameter` accepts. */
 export type HyperparameterName = keyof typeof HYPERPARAMETERS;
@@ -68,7 +79,7 @@ export function hyperparameterValue(name: string, value: HyperparameterValue): b
   if (typeof value === "boolean" || !/^\d+$/.test(text)) {
     throw new Error(`${name} takes a non-negative integer`);
   }
-  const max = kind === "u16" ? 0xffffn : 0xffffffffffffffffn;
+  const max = kind === "u8" ? 0xffn : kind === "u16" ? 0xffffn : 0xffffffffffffffffn;
   if (BigInt(text) > max) throw new Error(`${name} is a ${kind}`);
   return text;
 }
@@ -78,7 +89,8 @@ export function hyperparameterValue(name: string, value: HyperparameterValue): b
  * metadata's types and hashers, over the versioned store. Reads default to the open block.
  */
 export class ChainState implements WeightsStateView {
-  readonly runtime: Runtime;
+  /** The runtime whose types and hashers encode the state (replaced by a runtime upgrade). */
+  runtime: Runtime;
   readonly store: VersionedStore;
   // Iterating a map's keys goes through the store's sorted key list; the block step walks
   // these two every block, so the chain keeps their keys itself (every write passes here).
@@ -158,10 +170,84 @@ export class ChainState implements WeightsStateView {
   uidExists(netuid: number, uid: number): boolean {
     return this.store.get(this.key(SUBTENSOR, "Keys", [u16le(netuid), u16le(uid)])) !== null;
   }
-  hasMinStake(): boolean {
-    // `StakeThreshold` is 0 unless set and no account here holds stake: the check always passes,
-    // as it does on finney for any hotkey at or above the threshold.
-    return true;
+  hasMinStake(hotkey: Uint8Array, netuid: number): boolean {
+    // Spec 393 here models no stake: the check always passes, as it does on finney for any
+    // hotkey at or above the threshold (StakeThreshold is 0 unless set).
+    if (!this.runtime.counterEpochs) return true;
+    // `check_weights_min_stake` (spec 424): the owner's hotkey passes whatever its stake.
+    const owner = this.ownerUid(netuid);
+    if (owner !== undefined && this.uidOf(netuid, hotkey) === owner) return true;
+    return this.hotkeyStake(hotkey, netuid) >= this.stakeThreshold();
+  }
+
+  // ---- stake and ownership (spec 424's checks) ----
+
+  /**
+   * The hotkey's stake on the subnet: `TotalHotkeyAlpha(hotkey, netuid)`, which is what
+   * `get_stake_weights_for_hotkey_on_subnet` sums for a hotkey with no parents, children nor
+   * root stake (the only kind the local chain has).
+   */
+  hotkeyStake(hotkey: Uint8Array, netuid: number): bigint {
+    const entry = this.runtime.storage(SUBTENSOR, "TotalHotkeyAlpha");
+    const raw = this.store.get(this.key(SUBTENSOR, "TotalHotkeyAlpha", [hotkey, u16le(netuid)]));
+    return BigInt(this.runtime.decodePrimitive(entry.valueType, raw ?? entry.fallback) as bigint);
+  }
+  /** Sets `TotalHotkeyAlpha(hotkey, netuid)` (0 removes it). */
+  setHotkeyStake(hotkey: Uint8Array, netuid: number, stake: bigint): void {
+    this.write(SUBTENSOR, "TotalHotkeyAlpha", [hotkey, u16le(netuid)], stake === 0n ? null : stake);
+  }
+  /** `StakeThreshold` (chain-wide; default 0). */
+  stakeThreshold(): bigint {
+    const entry = this.runtime.storage(SUBTENSOR, "StakeThreshold");
+    const raw = this.store.get(this.key(SUBTENSOR, "StakeThreshold")) ?? entry.fallback;
+    return BigInt(this.runtime.decodePrimitive(entry.valueType, raw) as bigint);
+  }
+  /** `SubnetOwnerHotkey(netuid)`, if set. */
+  ownerHotkey(netuid: number): Uint8Array | undefined {
+    const raw = this.store.get(this.key(SUBTENSOR, "SubnetOwnerHotkey", [u16le(netuid)]));
+    return raw === null ? undefined : raw.slice(0, 32);
+  }
+  /** Sets `SubnetOwnerHotkey(netuid)`. */
+  setOwnerHotkey(netuid: number, hotkey: Uint8Array): void {
+    this.write(SUBTENSOR, "SubnetOwnerHotkey", [u16le(netuid)], hotkey);
+  }
+  /** `get_owner_uid`: the uid of `SubnetOwnerHotkey(netuid)` on the subnet, if registered. */
+  ownerUid(netuid: number): number | undefined {
+    const owner = this.ownerHotkey(netuid);
+    return owner === undefined ? undefined : this.uidOf(netuid, owner);
+  }
+
+  // ---- the epoch counter (spec 423 on) ----
+
+  /** `SubnetEpochIndex(netuid)`. */
+  epochCounter(netuid: number): number {
+    return Number(this.#bigint("SubnetEpochIndex", netuid));
+  }
+  /** `LastEpochBlock(netuid)`. */
+  lastEpochBlock(netuid: number): number {
+    return Number(this.#bigint("LastEpochBlock", netuid));
+  }
+  /** `PendingEpochAt(netuid)` (0: none). */
+  pendingEpochAt(netuid: number): number {
+    return Number(this.#bigint("PendingEpochAt", netuid));
+  }
+  /** `BlocksSinceLastStep(netuid)`. */
+  blocksSinceLastStep(netuid: number): number {
+    return Number(this.#bigint("BlocksSinceLastStep", netuid));
+  }
+  /** `MaxEpochsPerBlock` (default 2). */
+  maxEpochsPerBlock(): number {
+    const entry = this.runtime.storage(SUBTENSOR, "MaxEpochsPerBlock");
+    const raw = this.store.get(this.key(SUBTENSOR, "MaxEpochsPerBlock")) ?? entry.fallback;
+    return Number(this.runtime.decodePrimitive(entry.valueType, raw));
+  }
+  /** Writes one of the counter items (`SubnetEpochIndex`, `LastEpochBlock`, ...) of `netuid`. */
+  setEpochItem(
+    item: "SubnetEpochIndex" | "LastEpochBlock" | "PendingEpochAt" | "BlocksSinceLastStep",
+    netuid: number,
+    value: number,
+  ): void {
+    this.write(SUBTENSOR, item, [u16le(netuid)], value);
   }
   weightsVersionKey(netuid: number): bigint {
     return this.#bigint("WeightsVersionKey", netuid);
@@ -326,12 +412,14 @@ export class ChainState implements WeightsStateView {
   /**
    * subtensor's `init_new_network` (the parts the weights path reads): the subnet exists with
    * no neurons, its tempo, 256 max uids and MinAllowedWeights 1; everything else keeps the
-   * metadata's defaults unless `overrides` sets it.
+   * metadata's defaults unless `overrides` sets it. On a counter runtime `LastEpochBlock` starts
+   * at `block - netuid % tempo` (the chain's per-netuid stagger) and `SubnetEpochIndex` at 0.
    */
   createSubnet(
     netuid: number,
     tempo: number,
     overrides: Partial<Record<HyperparameterName, HyperparameterValue>>,
+    block = 0,
   ): void {
     const n = u16le(netuid);
     this.write(SUBTENSOR, "SubnetworkN", [n], 0);
@@ -343,6 +431,36 @@ export class ChainState implements WeightsStateView {
     for (const [name, value] of Object.entries(overrides)) {
       if (value !== undefined) this.setHyperparameter(netuid, name, value);
     }
+    if (this.runtime.counterEpochs) {
+      const period = Math.max(1, this.tempo(netuid));
+      this.setEpochItem("LastEpochBlock", netuid, Math.max(0, block - (netuid % period)));
+    }
+  }
+
+  /**
+   * The view `set_weights`' checks read. On a counter runtime `check_validator_permit` also
+   * accepts the subnet owner's uid (spec 401 on); rules/set-weights-checks.ts asks
+   * `validatorPermit` for the permit alone, so the exemption is added here (a local copy of
+   * that rule; the validator keeps its own).
+   */
+  weightsView(): WeightsStateView {
+    if (!this.runtime.counterEpochs) return this;
+    return {
+      commitRevealEnabled: (netuid) => this.commitRevealEnabled(netuid),
+      subnetExists: (netuid) => this.subnetExists(netuid),
+      mechanismCount: (netuid) => this.mechanismCount(netuid),
+      subnetworkN: (netuid) => this.subnetworkN(netuid),
+      uidOf: (netuid, hotkey) => this.uidOf(netuid, hotkey),
+      uidExists: (netuid, uid) => this.uidExists(netuid, uid),
+      hasMinStake: (hotkey, netuid) => this.hasMinStake(hotkey, netuid),
+      weightsVersionKey: (netuid) => this.weightsVersionKey(netuid),
+      lastUpdate: (netuidIndex, uid) => this.lastUpdate(netuidIndex, uid),
+      weightsSetRateLimit: (netuid) => this.weightsSetRateLimit(netuid),
+      validatorPermit: (netuid, uid) =>
+        this.validatorPermit(netuid, uid) || this.ownerUid(netuid) === uid,
+      minAllowedWeights: (netuid) => this.minAllowedWeights(netuid),
+      maxWeightsLimit: (netuid) => this.maxWeightsLimit(netuid),
+    };
   }
 
   /**
@@ -381,7 +499,10 @@ export class ChainState implements WeightsStateView {
   /** Writes one of `HYPERPARAMETERS` (validated against its kind). */
   setHyperparameter(netuid: number, name: string, value: HyperparameterValue): void {
     const encoded = hyperparameterValue(name, value);
-    const parts = name === "CommitRevealWeightsVersion" ? [] : [u16le(netuid)];
+    if (!this.runtime.hasStorage(SUBTENSOR, name)) {
+      throw new Error(`${name} is not in spec ${this.runtime.specVersion}'s storage`);
+    }
+    const parts = PLAIN_HYPERPARAMETERS.has(name) ? [] : [u16le(netuid)];
     this.write(SUBTENSOR, name, parts, encoded);
   }
 

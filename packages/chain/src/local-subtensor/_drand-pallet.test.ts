@@ -3,10 +3,10 @@ import { verifyRoundSignature } from "../drand-beacon.js";
 import { ChainState } from "./_chain-state.js";
 import { ingestPulses, MAX_KEPT_PULSES, writeBeaconConfig } from "./_drand-pallet.js";
 import { LocalBeacon } from "./_local-beacon.js";
-import { loadRuntime } from "./_runtime.js";
+import { loadNamedRuntime } from "./_runtime.js";
 import { VersionedStore } from "./_versioned-store.js";
 
-const runtime = loadRuntime();
+const runtime = loadNamedRuntime("spec393");
 
 class CountingBeacon extends LocalBeacon {
   signed = 0;

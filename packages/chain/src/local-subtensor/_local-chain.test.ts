@@ -5,9 +5,9 @@ import { cryptoWaitReady } from "@polkadot/util-crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LocalChain, type TxStatus } from "./_local-chain.js";
 import { PoolError } from "./_pool-error.js";
-import { loadRuntime } from "./_runtime.js";
+import { loadNamedRuntime } from "./_runtime.js";
 
-const runtime = loadRuntime();
+const runtime = loadNamedRuntime("spec393");
 
 function chain(seed = "test", historyBlocks = 300): LocalChain {
   return new LocalChain({

@@ -1,15 +1,33 @@
 import { randomBytes } from "node:crypto";
 import { createLogger, type Logger } from "@platform/core";
 import type { Codec } from "@polkadot/types/types";
-import { SET_WEIGHTS_REF_TIME, setWeights } from "../rules/set-weights-checks.js";
-import { blake2_256, bytesEqual, compact, fromHex, hexNumber, toHex, u32le } from "./_bytes.js";
+import { checkRateLimit, SET_WEIGHTS_REF_TIME, setWeights } from "../rules/set-weights-checks.js";
+import {
+  blake2_256,
+  bytesEqual,
+  compact,
+  fromHex,
+  hexNumber,
+  toHex,
+  u32le,
+  u64le,
+} from "./_bytes.js";
 import {
   ChainState,
   type HyperparameterName,
   type HyperparameterValue,
   hyperparameterValue,
 } from "./_chain-state.js";
-import { ingestPulses, writeBeaconConfig } from "./_drand-pallet.js";
+import {
+  ingestPulses,
+  type PulseWorker,
+  pulseWorker,
+  roundsToFetch,
+  writeBeaconConfig,
+  writePulseExtrinsic,
+  writePulses,
+} from "./_drand-pallet.js";
+import { type EpochEvent, migrateToCounter, runEpochs } from "./_epoch-schedule.js";
 import {
   bareExtrinsic,
   type DecodedExtrinsic,
@@ -24,9 +42,11 @@ import { LocalBeacon } from "./_local-beacon.js";
 import {
   alreadyImported,
   badFormat,
+  CUSTOM_TRANSACTION_ERROR,
   immediatelyDropped,
   invalidTransaction,
   namedPoolError,
+  type PoolError,
   tooLowPriority,
   unknownTransaction,
 } from "./_pool-error.js";
@@ -66,6 +86,35 @@ export interface BlockRecord {
   extrinsics: string[] | null;
   /** Pool transactions it included (dropped once finalized). */
   included: PoolTx[];
+}
+
+/** An extrinsic of a block body: its hex, or how to build it when the body is first read. */
+type BodyItem = string | { digest: Uint8Array; build: () => string };
+
+// A write_pulse carries a BLS signature (~20 ms to compute); the body builds it only when read.
+class Block implements BlockRecord {
+  included: PoolTx[] = [];
+  #body: BodyItem[] | null;
+
+  constructor(
+    readonly number: number,
+    readonly hash: string,
+    readonly header: BlockHeader,
+    body: BodyItem[],
+  ) {
+    this.#body = body;
+  }
+
+  get extrinsics(): string[] | null {
+    if (this.#body === null) return null;
+    const built = this.#body.map((e) => (typeof e === "string" ? e : e.build()));
+    this.#body = built;
+    return built;
+  }
+
+  set extrinsics(value: string[] | null) {
+    this.#body = value;
+  }
 }
 
 /** A transaction waiting in, or included from, the pool. */
@@ -123,10 +172,6 @@ export function callRefTime(pallet: string, method: string): bigint | undefined 
     : undefined;
 }
 
-// SubtensorTransactionExtension's refusal of a commit to a round already stored:
-// CustomTransactionError::InvalidRevealRound.
-const INVALID_REVEAL_ROUND = 15;
-
 /** A read at a block the chain does not know, or no longer keeps state for. */
 export class UnknownBlockError extends Error {
   override readonly name = "UnknownBlockError";
@@ -134,6 +179,8 @@ export class UnknownBlockError extends Error {
 
 // Timestamp.set, an inherent: mandatory, its weight as the runtime benchmarks it (approximately).
 const TIMESTAMP_WEIGHT = 9_000_000n;
+// Drand.write_pulse's declared weight (approximately, as benchmarked).
+const WRITE_PULSE_WEIGHT = 4_294_000_000n;
 const EMPTY_TRIE_ROOT = "0x03170a2e7597b7b7e3d84c05391d139a62b157e78786d8c082f29dcf4c111314";
 
 interface DevOp {
@@ -147,11 +194,11 @@ interface DevOp {
  * `produceBlock` call; the server's timer calls it). Only `SubtensorModule.set_weights` and
  * `commit_timelocked_weights` run; every other call is refused at the pool, as finney refuses a
  * fee-paying call from an account with no balance. Each block reveals the timelocked commits
- * due (SubtensorModule's on_initialize) and stores the drand pulses its own beacon published
- * by the block's simulated time.
+ * due (SubtensorModule's on_initialize), runs the epoch schedule on a counter runtime, and
+ * stores the drand pulses its own beacon published: by the block's simulated time on spec 393,
+ * by the parent's through unsigned `write_pulse` extrinsics on spec 424.
  */
 export class LocalChain {
-  readonly runtime: Runtime;
   readonly store: VersionedStore;
   readonly state: ChainState;
   readonly genesisHash: string;
@@ -173,13 +220,21 @@ export class LocalChain {
   readonly #blockHashCount: number;
   #finalized = 0;
   #rejectNext: string | undefined;
+  // The runtime each block's state holds, from the block that set it on (a dev upgrade appends
+  // one; the block after that runs it).
+  readonly #runtimes: { from: number; runtime: Runtime }[] = [];
+  #upgradeTo: Runtime | undefined;
+  // Dev faults on the counter model: epochs still to defer or skip, per netuid.
+  readonly #deferrals = new Map<number, number>();
+  readonly #skips = new Map<number, number>();
+  readonly #worker: PulseWorker;
 
   constructor(options: LocalChainOptions) {
     this.#options = options;
-    this.runtime = options.runtime;
+    this.#runtimes.push({ from: 0, runtime: options.runtime });
     this.store = new VersionedStore(options.historyBlocks);
-    this.state = new ChainState(this.runtime, this.store);
-    const count = this.runtime.constant("System", "BlockHashCount");
+    this.state = new ChainState(options.runtime, this.store);
+    const count = options.runtime.constant("System", "BlockHashCount");
     this.#blockHashCount = new DataView(count.buffer, count.byteOffset, 4).getUint32(0, true);
 
     const seed = options.genesisSeed ?? new Uint8Array(randomBytes(32));
@@ -193,8 +248,10 @@ export class LocalChain {
     };
     const genesis = this.#record(header, []);
     this.genesisHash = genesis.hash;
+    this.#worker = pulseWorker(seed);
     this.store.begin(0);
     this.state.write("System", "Number", [], 0);
+    this.#writeLastRuntimeUpgrade();
     this.state.write("System", "BlockHash", [0], fromHex(genesis.hash));
     this.state.write("System", "Events", [], []);
     this.simulatedBlockMs = options.simulatedBlockMs ?? 12_000;
@@ -205,6 +262,119 @@ export class LocalChain {
     this.beacon = options.beacon ?? new LocalBeacon({ seed });
     writeBeaconConfig(this.state, this.beacon);
     ingestPulses(this.state, this.beacon, this.genesisTimestamp);
+  }
+
+  /**
+   * The runtime in the best block's state (its `:code`): what a transaction submitted now is
+   * checked against, and what the node serves without a block hash.
+   */
+  get runtime(): Runtime {
+    return this.runtimeAt(this.head().number);
+  }
+
+  /**
+   * The runtime in block `n`'s state, what `state_getRuntimeVersion` and `state_getMetadata` at
+   * `n` answer. As on a substrate chain, block `n + 1` runs it: a runtime set in block `n` first
+   * executes (and migrates) in the block after.
+   */
+  runtimeAt(n: number): Runtime {
+    for (let i = this.#runtimes.length - 1; i > 0; i--) {
+      const entry = this.#runtimes[i] as { from: number; runtime: Runtime };
+      if (n >= entry.from) return entry.runtime;
+    }
+    return (this.#runtimes[0] as { runtime: Runtime }).runtime;
+  }
+
+  /**
+   * `dev_upgradeRuntime`, as a `set_code` would: the next block's state holds `runtime`
+   * (clients following the runtime version see it with that block), and the block after runs
+   * it: `System.LastRuntimeUpgrade` and, from spec 393 to a counter runtime,
+   * `migrate_dynamic_tempo` (the counter seeded with the formula's epoch). Resolves with the
+   * number of the block whose state holds the new runtime.
+   */
+  upgradeRuntime(runtime: Runtime): Promise<number> {
+    const latest = (this.#runtimes[this.#runtimes.length - 1] as { runtime: Runtime }).runtime;
+    const pending = this.#upgradeTo ?? latest;
+    if (runtime.specVersion <= pending.specVersion) {
+      return Promise.reject(
+        new Error(`spec ${runtime.specVersion} is not newer than spec ${pending.specVersion}`),
+      );
+    }
+    this.#upgradeTo = runtime;
+    return this.queueDev((_state, block) => {
+      this.#upgradeTo = undefined;
+      this.#runtimes.push({ from: block, runtime });
+      return block;
+    });
+  }
+
+  // Starts block `n` on the runtime its parent's state holds: after a new one, the migration
+  // and the version record (frame_executive's on_runtime_upgrade).
+  #enterRuntime(n: number): void {
+    const next = this.runtimeAt(n - 1);
+    const previous = this.state.runtime;
+    if (next === previous) return;
+    this.state.runtime = next;
+    if (!previous.counterEpochs && next.counterEpochs) migrateToCounter(this.state, n);
+    this.#writeLastRuntimeUpgrade();
+    this.#log.warn("dev: runtime upgraded", {
+      block: n,
+      from: previous.specVersion,
+      to: next.specVersion,
+    });
+  }
+
+  #writeLastRuntimeUpgrade(): void {
+    this.state.write("System", "LastRuntimeUpgrade", [], {
+      specVersion: this.state.runtime.specVersion,
+      specName: this.state.runtime.specName,
+    });
+  }
+
+  /** `dev_deferEpoch`: the next `times` due epochs of `netuid` are each deferred a block. */
+  deferEpoch(netuid: number, times = 1): void {
+    this.#requireCounter("deferring an epoch");
+    this.#deferrals.set(netuid, (this.#deferrals.get(netuid) ?? 0) + times);
+  }
+
+  /** `dev_skipEpoch`: the next `times` due epochs of `netuid` are skipped (`EpochSkipped`). */
+  skipEpoch(netuid: number, times = 1): void {
+    this.#requireCounter("skipping an epoch");
+    this.#skips.set(netuid, (this.#skips.get(netuid) ?? 0) + times);
+  }
+
+  /** `dev_triggerEpoch`: `PendingEpochAt(netuid) = at` (default the next block). */
+  triggerEpoch(netuid: number, at?: number): Promise<number> {
+    this.#requireCounter("triggering an epoch");
+    return this.queueDev((state, block) => {
+      const fireAt = at ?? block + 1;
+      state.setEpochItem("PendingEpochAt", netuid, fireAt);
+      return fireAt;
+    });
+  }
+
+  /** `dev_setStake`: the hotkey's stake on `netuid` (`TotalHotkeyAlpha`), in rao. */
+  setStake(netuid: number, hotkey: Uint8Array, stake: bigint): Promise<void> {
+    return this.queueDev((state) => state.setHotkeyStake(hotkey, netuid, stake));
+  }
+
+  /** `dev_setSubnetOwner`: `SubnetOwnerHotkey(netuid) = hotkey`. */
+  setSubnetOwner(netuid: number, hotkey: Uint8Array): Promise<void> {
+    return this.queueDev((state) => state.setOwnerHotkey(netuid, hotkey));
+  }
+
+  #requireCounter(what: string): void {
+    if (!this.runtime.counterEpochs) {
+      throw new Error(`${what} needs the epoch counter (spec 424); this chain runs spec 393`);
+    }
+  }
+
+  #take(faults: Map<number, number>, netuid: number): boolean {
+    const left = faults.get(netuid) ?? 0;
+    if (left <= 0) return false;
+    if (left === 1) faults.delete(netuid);
+    else faults.set(netuid, left - 1);
+    return true;
   }
 
   /** `Timestamp.Now` of block `n` (simulated: blocks × `simulatedBlockMs` after genesis). */
@@ -312,7 +482,7 @@ export class LocalChain {
     if (hotkey.length !== 32) return Promise.reject(new Error("hotkey must be 32 bytes"));
     return this.queueDev((state, block) => {
       if (!state.subnetExists(netuid)) {
-        state.createSubnet(netuid, this.#options.tempo, this.#options.subnetDefaults);
+        state.createSubnet(netuid, this.#options.tempo, this.#options.subnetDefaults, block);
       }
       return state.appendNeuron(netuid, hotkey, validatorPermit, block);
     });
@@ -329,7 +499,13 @@ export class LocalChain {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.queueDev((state) => state.setHyperparameter(netuid, name, value));
+    return this.queueDev((state, block) => {
+      state.setHyperparameter(netuid, name, value);
+      // sudo_set_tempo on a counter runtime restarts the cycle (`apply_tempo_with_cycle_reset`).
+      if (name === "Tempo" && state.runtime.counterEpochs) {
+        state.setEpochItem("LastEpochBlock", netuid, block);
+      }
+    });
   }
 
   /**
@@ -415,15 +591,39 @@ export class LocalChain {
     if (ex.nonce < this.state.nonce(who)) throw invalidTransaction("Stale");
     // ChargeTransactionPayment: a tip needs a balance.
     if (ex.tip > 0n) throw invalidTransaction("Payment");
-    if (this.#revealRoundPassed(ex)) throw invalidTransaction({ custom: INVALID_REVEAL_ROUND });
+    const refused = this.#extensionRefusal(ex, who, current);
+    if (refused) throw refused;
     return { ex, who, nonce: ex.nonce, death: eraDeath(ex.era, current), readyAnnounced: false };
   }
 
-  // SubtensorTransactionExtension: a commit to a round below `Drand.LastStoredRound` is invalid
-  // (checked at the pool and again when a block includes it).
-  #revealRoundPassed(ex: DecodedExtrinsic): boolean {
-    if (ex.pallet !== "SubtensorModule" || ex.method !== "commit_timelocked_weights") return false;
-    return commitArgs(ex).revealRound < this.state.lastStoredRound();
+  /**
+   * SubtensorTransactionExtension's `validate` for the weights calls, checked at the pool and
+   * again when a block includes the transaction (`guards/check_weights.rs`, then
+   * `guards/check_rate_limits.rs`): on a counter runtime (spec 424) a stake below the threshold
+   * is `Custom(1)` and a `set_weights` inside the rate limit `Custom(6)`; on every runtime a
+   * commit to a drand round already stored is `Custom(15)`. The commit's own rate limit stays a
+   * dispatch error (`CommittingWeightsTooFast`), as on the chain.
+   */
+  #extensionRefusal(ex: DecodedExtrinsic, who: Uint8Array, block: number): PoolError | undefined {
+    if (ex.pallet !== "SubtensorModule") return undefined;
+    const commit = ex.method === "commit_timelocked_weights" ? commitArgs(ex) : undefined;
+    const netuid = commit?.netuid ?? Number((ex.call.args[0] as Codec).toString());
+    const state = this.state;
+    const counter = this.runtime.counterEpochs;
+    if (counter && !state.hasMinStake(who, netuid)) {
+      return invalidTransaction({ custom: CUSTOM_TRANSACTION_ERROR.StakeAmountTooLow });
+    }
+    if (commit && commit.revealRound < state.lastStoredRound()) {
+      return invalidTransaction({ custom: CUSTOM_TRANSACTION_ERROR.InvalidRevealRound });
+    }
+    if (counter && ex.method === "set_weights" && !state.commitRevealEnabled(netuid)) {
+      const uid = state.uidOf(netuid, who);
+      // An unregistered hotkey passes here and fails at dispatch.
+      if (uid !== undefined && !checkRateLimit(state, netuid, netuid, uid, block)) {
+        return invalidTransaction({ custom: CUSTOM_TRANSACTION_ERROR.RateLimitExceeded });
+      }
+    }
+    return undefined;
   }
 
   /** Builds, imports and announces the next block; finalizes `finalityLag` behind it. */
@@ -437,6 +637,7 @@ export class LocalChain {
     state.write("System", "BlockHash", [n - 1], fromHex(parent.hash));
     const stale = n - this.#blockHashCount - 1;
     if (stale > 0) state.write("System", "BlockHash", [stale], null);
+    this.#enterRuntime(n);
 
     const ops = this.#dev.splice(0);
     const results = ops.map((op) => {
@@ -455,24 +656,35 @@ export class LocalChain {
       (round) => state.pulseSignature(round),
       this.#log,
     ).map((e) => this.#revealEvent(e));
-    // Finney stores pulses with an unsigned Drand.write_pulse early in the block body; here they
-    // are stored in the initialization phase, after the reveals, which keeps that timing.
+    // run_coinbase's epoch schedule (counter runtimes), after the reveals.
+    const epochFaults = {
+      takeDeferral: (netuid: number) => this.#take(this.#deferrals, netuid),
+      takeSkip: (netuid: number) => this.#take(this.#skips, netuid),
+    };
+    for (const e of runEpochs(state, n, epochFaults)) events.push(this.#epochEvent(e));
     const timestamp = this.timestampOf(n);
-    const rounds = ingestPulses(state, this.beacon, timestamp);
+    const counter = this.state.runtime.counterEpochs;
+    // Spec 393 here: pulses stored in the initialization phase, after the reveals, with the
+    // rounds published by this block's time.
+    const rounds = counter ? [] : ingestPulses(state, this.beacon, timestamp);
     if (rounds.length > 0) {
       events.push(this.#event(INITIALIZATION, "Drand", "NewPulse", [rounds.map(String)]));
     }
 
     state.write("Timestamp", "Now", [], timestamp);
-    const [tsPallet, tsCall] = this.runtime.callIndex("Timestamp", "set");
-    const extrinsics: Uint8Array[] = [
-      bareExtrinsic(concatBytes([new Uint8Array([tsPallet, tsCall]), compact(timestamp)])),
+    const [tsPallet, tsCall] = this.state.runtime.callIndex("Timestamp", "set");
+    const body: BodyItem[] = [
+      toHex(bareExtrinsic(concatBytes([new Uint8Array([tsPallet, tsCall]), compact(timestamp)]))),
     ];
     events.push(
       this.#event(0, "System", "ExtrinsicSuccess", [
         dispatchInfo(TIMESTAMP_WEIGHT, "Mandatory", "Yes"),
       ]),
     );
+    // Spec 424: the offchain worker that ran after the parent block fetched the rounds
+    // published by then and sent one unsigned write_pulse each; this block includes them first
+    // (DrandPriority), so a reveal sees them from the next block on.
+    if (counter) this.#includePulses(n, body, events);
 
     const included: PoolTx[] = [];
     const dropped: PoolTx[] = [];
@@ -486,15 +698,16 @@ export class LocalChain {
           continue;
         }
         if (tx.nonce > expected) continue;
-        // Validity is checked again when the block includes it, against this block's pulses.
-        if (this.#revealRoundPassed(tx.ex)) {
+        // Validity is checked again when the block includes it (this block's pulses, stake and
+        // rate limit).
+        if (this.#extensionRefusal(tx.ex, tx.who, n)) {
           this.#remove(tx);
           dropped.push(tx);
           continue;
         }
         this.#remove(tx);
-        events.push(...this.#apply(tx, extrinsics.length, n));
-        extrinsics.push(tx.ex.bytes);
+        events.push(...this.#apply(tx, body.length, n));
+        body.push(toHex(tx.ex.bytes));
         included.push(tx);
         progress = true;
       }
@@ -508,10 +721,18 @@ export class LocalChain {
       stateRoot: toHex(
         blake2_256(concatBytes([fromHex(parent.header.stateRoot), this.store.writesDigest()])),
       ),
-      // Not a trie root: a digest of the SCALE Vec<Extrinsic> (clients do not check it).
-      extrinsicsRoot: toHex(blake2_256(concatBytes([compact(extrinsics.length), ...extrinsics]))),
+      // Not a trie root: a digest of the extrinsics (clients do not check it), a write_pulse
+      // standing in by its round so its signature is only computed when the body is read.
+      extrinsicsRoot: toHex(
+        blake2_256(
+          concatBytes([
+            compact(body.length),
+            ...body.map((e) => (typeof e === "string" ? fromHex(e) : e.digest)),
+          ]),
+        ),
+      ),
     };
-    const block = this.#record(header, extrinsics.map(toHex));
+    const block = this.#record(header, body);
     block.included = included;
 
     const pruned = this.#blocks[n - this.#options.historyBlocks - 1];
@@ -527,6 +748,8 @@ export class LocalChain {
     }
 
     for (const tx of dropped) tx.watch?.("invalid");
+    // A new runtime in this block's state: what the pool holds is checked against it.
+    if (this.runtimeAt(n) !== this.runtimeAt(n - 1)) this.#revalidatePool();
     for (const listener of this.#headListeners) listener(block);
     for (const tx of included) tx.watch?.({ inBlock: block.hash });
     this.#announceReady();
@@ -558,9 +781,39 @@ export class LocalChain {
     if (i >= 0) this.#pool.splice(i, 1);
   }
 
-  #record(header: BlockHeader, extrinsics: string[]): BlockRecord {
+  // After an upgrade, what the pool holds was signed for the old spec (CheckSpecVersion): each
+  // transaction is validated again and dropped as invalid when it no longer passes.
+  #revalidatePool(): void {
+    for (const tx of [...this.#pool]) {
+      try {
+        this.#validate(tx.ex.bytes);
+      } catch {
+        this.#remove(tx);
+        tx.watch?.("invalid");
+      }
+    }
+  }
+
+  // The write_pulse extrinsics of block `n`, one round each, with their NewPulse events.
+  #includePulses(n: number, body: BodyItem[], events: Uint8Array[]): void {
+    const rounds = roundsToFetch(this.state, this.beacon, this.timestampOf(n - 1));
+    const info = dispatchInfo(WRITE_PULSE_WEIGHT, "Normal", "Yes");
+    const runtime = this.state.runtime;
+    for (const round of rounds) {
+      writePulses(this.state, this.beacon, [round]);
+      const index = body.length;
+      body.push({
+        digest: blake2_256(concatBytes([new TextEncoder().encode("write_pulse"), u64le(round)])),
+        build: () => toHex(writePulseExtrinsic(runtime, this.beacon, this.#worker, n - 1, round)),
+      });
+      events.push(this.#event(index, "Drand", "NewPulse", [[round.toString()]]));
+      events.push(this.#event(index, "System", "ExtrinsicSuccess", [info]));
+    }
+  }
+
+  #record(header: BlockHeader, body: BodyItem[]): BlockRecord {
     const hash = toHex(blake2_256(encodeHeader(header)));
-    const block: BlockRecord = { number: header.number, hash, header, extrinsics, included: [] };
+    const block = new Block(header.number, hash, header, body);
     this.#blocks[header.number] = block;
     this.#byHash.set(hash, header.number);
     return block;
@@ -588,7 +841,7 @@ export class LocalChain {
       ]),
     ];
     const moduleError = (name: string) => {
-      const error = this.runtime.moduleError(name);
+      const error = this.state.runtime.moduleError(name);
       if (!error) throw new Error(`no ${name} in the metadata`);
       return error;
     };
@@ -623,7 +876,15 @@ export class LocalChain {
       number[],
       number | string,
     ];
-    const outcome = setWeights(state, tx.who, n, netuid, dests, weights, BigInt(versionKey));
+    const outcome = setWeights(
+      state.weightsView(),
+      tx.who,
+      n,
+      netuid,
+      dests,
+      weights,
+      BigInt(versionKey),
+    );
     if (!outcome.ok) return failed(moduleError(outcome.error));
     state.storeWeights(
       outcome.netuidIndex,
@@ -637,6 +898,16 @@ export class LocalChain {
       feePaid,
       this.#event(index, "System", "ExtrinsicSuccess", [info]),
     ];
+  }
+
+  #epochEvent(e: EpochEvent): Uint8Array {
+    return e.name === "EpochDeferred"
+      ? this.#event(INITIALIZATION, "SubtensorModule", "EpochDeferred", [
+          e.netuid,
+          e.fromBlock,
+          e.toBlock,
+        ])
+      : this.#event(INITIALIZATION, "SubtensorModule", "EpochSkipped", [e.netuid, e.block]);
   }
 
   #revealEvent(e: RevealEvent): Uint8Array {
@@ -657,7 +928,7 @@ export class LocalChain {
         : concatBytes([new Uint8Array([0]), u32le(index)]);
     return concatBytes([
       phase,
-      this.runtime.encodeEvent(pallet, name, fields),
+      this.state.runtime.encodeEvent(pallet, name, fields),
       new Uint8Array([0]),
     ]);
   }

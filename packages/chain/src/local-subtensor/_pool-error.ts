@@ -88,3 +88,16 @@ export function namedPoolError(name: string): PoolError | undefined {
   if (custom && Number(custom[1]) < 256) return invalidTransaction({ custom: Number(custom[1]) });
   return undefined;
 }
+
+/**
+ * subtensor's `CustomTransactionError` codes the local chain answers with (common/src/
+ * transaction_error.rs): what `SubtensorTransactionExtension` refuses a weights call with.
+ */
+export const CUSTOM_TRANSACTION_ERROR = {
+  /** `NotEnoughStakeToSetWeights` at the pool (spec 424). */
+  StakeAmountTooLow: 1,
+  /** `SettingWeightsTooFast` / `CommittingWeightsTooFast` at the pool (spec 424). */
+  RateLimitExceeded: 6,
+  /** A commit to a drand round below `Drand.LastStoredRound`. */
+  InvalidRevealRound: 15,
+} as const;

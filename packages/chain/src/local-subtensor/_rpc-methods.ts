@@ -13,7 +13,7 @@ import {
 } from "./_local-chain.js";
 import { PoolError } from "./_pool-error.js";
 import { invalidParams, RpcError, type RpcHandler, subscription } from "./_rpc-server.js";
-import { concatBytes } from "./_runtime.js";
+import { concatBytes, loadNamedRuntime, runtimeName } from "./_runtime.js";
 
 /** A `dev_fault` request. */
 export interface LocalSubtensorFault {
@@ -38,6 +38,8 @@ export interface LocalSubtensorStatus {
   timestamp: number;
   /** `Drand.LastStoredRound` at the best block. */
   lastStoredRound: number;
+  /** The spec version of the best block's runtime (393 or 424). */
+  specVersion: number;
 }
 
 /** `dev_drandInfo`: the local beacon, as drand's `/info` describes a beacon. */
@@ -54,6 +56,7 @@ export function chainStatus(chain: LocalChain): LocalSubtensorStatus {
     pending: chain.pending().length,
     timestamp: chain.timestampOf(head.number),
     lastStoredRound: Number(chain.state.lastStoredRound()),
+    specVersion: chain.runtime.specVersion,
   };
 }
 
@@ -125,8 +128,6 @@ const isFinal = (status: TxStatus) =>
  * @polkadot/api uses (chain, state, author, system, payment, rpc) plus the `dev_` namespace.
  */
 export function rpcMethods(chain: LocalChain, controls: NodeControls): Record<string, RpcHandler> {
-  const runtime = chain.runtime;
-
   const atBlock = (hash: unknown): number => {
     try {
       return chain.stateAt(optionalHash(hash));
@@ -145,6 +146,7 @@ export function rpcMethods(chain: LocalChain, controls: NodeControls): Record<st
   };
 
   const stateCall = (method: string, data: Uint8Array, at: number): Uint8Array => {
+    const runtime = chain.runtimeAt(at);
     switch (method) {
       case "Core_version":
         return runtime.versionBytes;
@@ -194,7 +196,7 @@ export function rpcMethods(chain: LocalChain, controls: NodeControls): Record<st
     }),
     system_chain: () => "Local Subtensor",
     system_name: () => "local-subtensor",
-    system_version: () => `1.0.0-local-spec${runtime.specVersion}`,
+    system_version: () => `1.0.0-local-spec${chain.runtime.specVersion}`,
     system_chainType: () => "Development",
     system_properties: () => ({ ss58Format: 42, tokenDecimals: 9, tokenSymbol: "TAO" }),
     system_health: () => ({ peers: 0, isSyncing: false, shouldHavePeers: false }),
@@ -244,20 +246,22 @@ export function rpcMethods(chain: LocalChain, controls: NodeControls): Record<st
     chain_unsubscribeFinalizedHeads: ([id], conn) => conn.unsubscribe(id),
 
     // ---- state ----
-    state_getRuntimeVersion: ([hash]) => {
-      atBlock(hash);
-      return runtime.versionJson;
-    },
+    state_getRuntimeVersion: ([hash]) => chain.runtimeAt(atBlock(hash)).versionJson,
+    // A new version is announced with the first block that runs it (a runtime upgrade).
     state_subscribeRuntimeVersion: () =>
       subscription("state_runtimeVersion", (emit) => {
-        emit(runtime.versionJson);
-        return () => {};
+        let current = chain.runtime;
+        emit(current.versionJson);
+        return chain.onNewHead((b) => {
+          const next = chain.runtimeAt(b.number);
+          if (next !== current) {
+            current = next;
+            emit(next.versionJson);
+          }
+        });
       }),
     state_unsubscribeRuntimeVersion: ([id], conn) => conn.unsubscribe(id),
-    state_getMetadata: ([hash]) => {
-      atBlock(hash);
-      return runtime.metadataHex;
-    },
+    state_getMetadata: ([hash]) => chain.runtimeAt(atBlock(hash)).metadataHex,
     state_call: ([method, data, hash]) => {
       if (typeof method !== "string") throw invalidParams("expected a runtime api method");
       const at = atBlock(hash);
@@ -271,7 +275,7 @@ export function rpcMethods(chain: LocalChain, controls: NodeControls): Record<st
     state_getStorage: ([key, hash]) => storageAt(key, atBlock(hash)),
     state_getStorageHash: ([key, hash]) => {
       const value = storageAt(key, atBlock(hash));
-      return value === null ? null : toHex(runtime.registry.hash(fromHex(value)).toU8a());
+      return value === null ? null : toHex(chain.runtime.registry.hash(fromHex(value)).toU8a());
     },
     state_getStorageSize: ([key, hash]) => {
       const value = storageAt(key, atBlock(hash));
@@ -366,7 +370,7 @@ export function rpcMethods(chain: LocalChain, controls: NodeControls): Record<st
 
     // ---- payment (deprecated upstream, still served by subtensor) ----
     payment_queryInfo: ([ext, hash]) => {
-      atBlock(hash);
+      const runtime = chain.runtimeAt(atBlock(hash));
       let ex: ReturnType<typeof decodeExtrinsic>;
       try {
         ex = decodeExtrinsic(runtime, fromHex(hexParam(ext, "extrinsic")));
@@ -410,6 +414,38 @@ export function rpcMethods(chain: LocalChain, controls: NodeControls): Record<st
       return true;
     },
     dev_status: () => chainStatus(chain),
+    dev_setStake: ([netuid, hotkey, stake]) =>
+      devCall(async () => {
+        await chain.setStake(netuidParam(netuid), accountParam(hotkey), stakeParam(stake));
+        return true;
+      }),
+    dev_setSubnetOwner: ([netuid, hotkey]) =>
+      devCall(async () => {
+        await chain.setSubnetOwner(netuidParam(netuid), accountParam(hotkey));
+        return true;
+      }),
+    dev_deferEpoch: ([netuid, times]) =>
+      devCall(async () => {
+        chain.deferEpoch(netuidParam(netuid), countParam(times));
+        return true;
+      }),
+    dev_skipEpoch: ([netuid, times]) =>
+      devCall(async () => {
+        chain.skipEpoch(netuidParam(netuid), countParam(times));
+        return true;
+      }),
+    dev_triggerEpoch: ([netuid, at]) =>
+      devCall(() =>
+        chain.triggerEpoch(
+          netuidParam(netuid),
+          at === undefined || at === null ? undefined : blockNumberParam(at),
+        ),
+      ),
+    dev_upgradeRuntime: ([name]) =>
+      devCall(async () => ({
+        block: await chain.upgradeRuntime(loadNamedRuntime(runtimeName(name ?? "spec424"))),
+        specVersion: chain.runtime.specVersion,
+      })),
     dev_drandInfo: () => chain.beacon.info(),
     dev_skipDrandRound: ([round]) => {
       try {
@@ -439,6 +475,30 @@ export function rpcMethods(chain: LocalChain, controls: NodeControls): Record<st
   for (const [alias, target] of Object.entries(aliases))
     methods[alias] = methods[target] as RpcHandler;
   return methods;
+}
+
+function netuidParam(value: unknown): number {
+  if (typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 4095) {
+    return value;
+  }
+  throw invalidParams("netuid must be an integer in 1..4095");
+}
+
+function countParam(value: unknown): number {
+  if (value === undefined || value === null) return 1;
+  if (typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 1000) {
+    return value;
+  }
+  throw invalidParams("times must be an integer in 1..1000");
+}
+
+/** A stake in rao: a u64 as a number or a decimal string. */
+export function stakeParam(value: unknown): bigint {
+  const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : value;
+  if (typeof text === "string" && /^\d{1,20}$/.test(text) && BigInt(text) < 1n << 64n) {
+    return BigInt(text);
+  }
+  throw invalidParams("stake must be a u64 (rao), as a number or a decimal string");
 }
 
 async function devCall<T>(run: () => Promise<T>): Promise<T> {

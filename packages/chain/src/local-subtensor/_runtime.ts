@@ -6,8 +6,35 @@ import type { RuntimeVersion } from "@polkadot/types/interfaces";
 import type { Codec } from "@polkadot/types/types";
 import { u8aToHex } from "@polkadot/util";
 
-/** The metadata file the local chain serves: finney, spec 393, metadata V16. */
-export const METADATA_FILE = "finney-spec393-metadata-v16.scale";
+/**
+ * The runtimes the local chain can serve, each finney's real metadata (V16) shipped in data/:
+ * spec 393 (the block-number epoch formula) and spec 424 (the `SubnetEpochIndex` counter, pool
+ * rejections, `write_pulse` in a later block). The default is the newer one.
+ */
+export const RUNTIME_FILES = {
+  spec393: "finney-spec393-metadata-v16.scale",
+  spec424: "finney-spec424-metadata-v16.scale",
+} as const;
+
+/** A runtime the local chain can serve. */
+export type RuntimeName = keyof typeof RUNTIME_FILES;
+
+/** The runtime served unless told otherwise. */
+export const DEFAULT_RUNTIME: RuntimeName = "spec424";
+
+/** The metadata file of the default runtime. */
+export const METADATA_FILE = RUNTIME_FILES[DEFAULT_RUNTIME];
+
+/** Checks a runtime name (`spec393`, `spec424`). */
+export function runtimeName(value: unknown): RuntimeName {
+  if (typeof value === "string" && Object.hasOwn(RUNTIME_FILES, value)) return value as RuntimeName;
+  throw new Error(`runtime must be one of ${Object.keys(RUNTIME_FILES).join(", ")}`);
+}
+
+/** Loads one of the shipped runtimes by name. */
+export function loadNamedRuntime(name: RuntimeName): Runtime {
+  return loadRuntime(findChainDataFile(RUNTIME_FILES[name]));
+}
 
 /** One storage item as the metadata describes it. */
 export interface StorageEntry {
@@ -55,6 +82,14 @@ export interface Runtime {
   versionJson: Record<string, unknown>;
   specVersion: number;
   transactionVersion: number;
+  /** `spec_name` (`node-subtensor`), what `System.LastRuntimeUpgrade` records. */
+  specName: string;
+  /**
+   * Whether the runtime keeps the stateful epoch counter (`SubnetEpochIndex`, spec 423 on): the
+   * counter model, pool rejections by `SubtensorTransactionExtension`, the owner's exemptions and
+   * pulses by `write_pulse`. False: spec 393's block-number formula and its behaviour.
+   */
+  counterEpochs: boolean;
   extensions: TransactionExtension[];
   storage(pallet: string, name: string): StorageEntry;
   hasStorage(pallet: string, name: string): boolean;
@@ -257,6 +292,8 @@ function buildRuntime(metadataBytes: Uint8Array): Runtime {
     versionJson,
     specVersion: version.specVersion.toNumber(),
     transactionVersion: version.transactionVersion.toNumber(),
+    specName: version.specName.toString(),
+    counterEpochs: hasStorage("SubtensorModule", "SubnetEpochIndex"),
     extensions,
     storage,
     hasStorage,

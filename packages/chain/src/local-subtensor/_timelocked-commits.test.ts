@@ -19,10 +19,10 @@ import { timelockEncrypt } from "../timelock.js";
 import { encodeWeightsTlockPayload, revealRound } from "../weights-tlock-payload.js";
 import { LocalChain, type TxStatus } from "./_local-chain.js";
 import { PoolError } from "./_pool-error.js";
-import { concatBytes, loadRuntime } from "./_runtime.js";
+import { concatBytes, loadNamedRuntime } from "./_runtime.js";
 import { type LocalSubtensor, startLocalSubtensor } from "./local-subtensor.js";
 
-const runtime = loadRuntime();
+const runtime = loadNamedRuntime("spec393");
 
 // Genesis half a period past round 1,000,000's start: block n stores rounds up to
 // 1,000,001 + 4n (12 simulated seconds a block, a round every 3).

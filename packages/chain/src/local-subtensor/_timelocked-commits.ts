@@ -1,6 +1,5 @@
 import type { Logger } from "@platform/core";
 import { encodeAddress } from "@polkadot/util-crypto";
-import { epochIndex, shouldRunEpoch } from "../rules/epoch.js";
 import {
   checkRateLimit,
   internalSetWeights,
@@ -9,13 +8,15 @@ import {
 import { TimelockError, timelockDecrypt } from "../timelock.js";
 import { blake2_256, bytesEqual } from "./_bytes.js";
 import type { ChainState, TimelockedCommit } from "./_chain-state.js";
+import { commitEpoch, revealCurrentEpoch } from "./_epoch-schedule.js";
 import { readRevealPayload } from "./_reveal-payload.js";
 
 // Commit-reveal v4 as spec 393 runs it (opentensor/subtensor tag v3.3.13-393):
 // `commit_timelocked_weights` (macros/dispatches.rs, call 113) -> `internal_commit_timelocked_
 // weights` (subnets/weights.rs), and the block step's `reveal_crv3_commits` (coinbase/
 // block_step.rs, run in SubtensorModule's on_initialize every block) ->
-// `reveal_crv3_commits_for_subnet` (coinbase/reveal_commits.rs).
+// `reveal_crv3_commits_for_subnet` (coinbase/reveal_commits.rs). Spec 424 (v3.4.9-424) runs the
+// same steps with the epoch from `current_epoch_with_lookahead` (_epoch-schedule.ts).
 
 /** `MAX_CRV3_COMMIT_SIZE_BYTES`: the `commit` argument is a `BoundedVec<u8, 5000>`. */
 export const MAX_COMMIT_BYTES = 5000;
@@ -73,8 +74,7 @@ export function commitTimelockedWeights(
   if (!checkRateLimit(state, netuid, netuidIndex, uid, block)) {
     return fail("CommittingWeightsTooFast");
   }
-  const tempo = state.tempo(netuid);
-  const epoch = epochIndex(netuid, tempo, block) + (shouldRunEpoch(netuid, tempo, block) ? 1 : 0);
+  const epoch = commitEpoch(state, netuid, block);
   const commits = state.timelockedCommits(netuidIndex, epoch);
   const mine = commits.filter((c) => bytesEqual(c.who, who)).length;
   if (mine >= MAX_UNREVEALED_COMMITS) return fail("TooManyUnrevealedCommits");
@@ -123,7 +123,7 @@ function revealSubnet(
   events: RevealEvent[],
 ): void {
   const revealPeriod = state.revealPeriod(netuid);
-  const currentEpoch = epochIndex(netuid, state.tempo(netuid), block);
+  const currentEpoch = revealCurrentEpoch(state, netuid, block);
   const revealEpoch = Math.max(0, currentEpoch - revealPeriod);
   for (let mecid = 0; mecid < state.mechanismCount(netuid); mecid++) {
     const netuidIndex = netuidStorageIndex(netuid, mecid);
@@ -177,7 +177,7 @@ function revealSubnet(
         continue;
       }
       const outcome = internalSetWeights(
-        state,
+        state.weightsView(),
         c.who,
         block,
         netuid,

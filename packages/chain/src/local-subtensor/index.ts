@@ -13,6 +13,7 @@ export {
   type LocalSubtensorHyperparameter,
   type LocalSubtensorHyperparameterValue,
   type LocalSubtensorOptions,
+  type LocalSubtensorRuntime,
   type LocalSubtensorStatus,
   startLocalSubtensor,
 } from "./local-subtensor.js";

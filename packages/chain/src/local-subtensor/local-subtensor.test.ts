@@ -117,6 +117,8 @@ describe("local subtensor through @polkadot/api", () => {
 
   beforeAll(async () => {
     node = await startLocalSubtensor({
+      // The spec-393 runtime: these tests assert its block errors and pulse timing.
+      runtime: "spec393",
       blockMs: 100,
       finalityLag: 2,
       // Weights go straight to the chain, without waiting between sets, unless a test says so.
@@ -470,7 +472,7 @@ describe("local subtensor dev faults", () => {
   let provider: WsProvider;
 
   beforeAll(async () => {
-    node = await startLocalSubtensor({ blockMs: 100, log: quiet });
+    node = await startLocalSubtensor({ blockMs: 100, log: quiet, runtime: "spec393" });
     provider = new WsProvider(node.url);
     api = await ApiPromise.create({ provider });
   });

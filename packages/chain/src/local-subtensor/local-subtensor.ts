@@ -15,9 +15,16 @@ import {
   type LocalSubtensorStatus,
   roundParam,
   rpcMethods,
+  stakeParam,
 } from "./_rpc-methods.js";
 import { startRpcServer } from "./_rpc-server.js";
-import { loadRuntime } from "./_runtime.js";
+import {
+  DEFAULT_RUNTIME,
+  loadNamedRuntime,
+  loadRuntime,
+  type RuntimeName,
+  runtimeName,
+} from "./_runtime.js";
 
 /** Options of `startLocalSubtensor`. */
 // The names an index may re-export (internal files never are): the hyperparameters a dev call
@@ -32,6 +39,9 @@ export type {
   LocalSubtensorFault,
   LocalSubtensorStatus,
 } from "./_rpc-methods.js";
+
+/** The finney runtimes the local subtensor serves: spec 393 (the formula), spec 424 (the counter). */
+export type LocalSubtensorRuntime = RuntimeName;
 
 export interface LocalSubtensorOptions {
   /** Port to listen on; 0 (default) picks a free one. */
@@ -65,7 +75,17 @@ export interface LocalSubtensorOptions {
   genesisSeed?: string;
   /** Transactions the pool holds at most; default 8,192. */
   poolLimit?: number;
-  /** Path of the runtime metadata; default the finney spec-393 file shipped in `chain/`. */
+  /**
+   * The runtime it serves (default `spec424`, the current model): `spec424` numbers epochs with
+   * the `SubnetEpochIndex` counter (period `tempo`, deferrals, skips), refuses a low stake and a
+   * rate-limited `set_weights` at the pool (`1010`, `Custom(1)` / `Custom(6)`), exempts the
+   * subnet owner's hotkey from the validator permit and the stake, and stores drand pulses by
+   * an unsigned `write_pulse` in the next block. `spec393` keeps the block-number formula,
+   * block errors and pulses stored at block initialization. `dev_upgradeRuntime` moves a
+   * running spec-393 chain to spec 424.
+   */
+  runtime?: LocalSubtensorRuntime;
+  /** Path of a runtime metadata file to serve instead of `runtime`'s (finney V16 metadata). */
   metadataPath?: string;
   /**
    * Where startup, faults and failures are logged, and commits the chain drops at reveal time
@@ -104,6 +124,21 @@ export interface LocalSubtensor {
   skipDrandRound(round?: number | bigint): number;
   /** `dev_status` in process. */
   status(): LocalSubtensorStatus;
+  /** `dev_setStake` in process: the hotkey's stake on the subnet, in rao (`TotalHotkeyAlpha`). */
+  setStake(netuid: number, hotkey: string | Uint8Array, stake: number | bigint): Promise<void>;
+  /** `dev_setSubnetOwner` in process: `SubnetOwnerHotkey(netuid)`. */
+  setSubnetOwner(netuid: number, hotkey: string | Uint8Array): Promise<void>;
+  /** `dev_deferEpoch` in process: the next `times` (default 1) due epochs each wait a block. */
+  deferEpoch(netuid: number, times?: number): void;
+  /** `dev_skipEpoch` in process: the next `times` (default 1) due epochs are skipped. */
+  skipEpoch(netuid: number, times?: number): void;
+  /** `dev_triggerEpoch` in process: `PendingEpochAt = at` (default the next block). */
+  triggerEpoch(netuid: number, at?: number): Promise<number>;
+  /**
+   * `dev_upgradeRuntime` in process: the next block runs `runtime` (default `spec424`);
+   * resolves with that block's number.
+   */
+  upgradeRuntime(runtime?: LocalSubtensorRuntime): Promise<number>;
   /** Resolves with the next block once it is produced. */
   nextBlock(): Promise<{ number: number; hash: string }>;
   /** Every JSON-RPC method clients have called, in first-call order. */
@@ -145,7 +180,10 @@ export async function startLocalSubtensor(
   for (const [name, value] of Object.entries(subnetDefaults)) {
     if (value !== undefined) hyperparameterValue(name, value);
   }
-  const runtime = loadRuntime(options.metadataPath);
+  const runtime =
+    options.metadataPath === undefined
+      ? loadNamedRuntime(runtimeName(options.runtime ?? DEFAULT_RUNTIME))
+      : loadRuntime(options.metadataPath);
   const text = new TextEncoder();
   const genesisSeed =
     options.genesisSeed === undefined ? undefined : text.encode(options.genesisSeed);
@@ -244,6 +282,13 @@ export async function startLocalSubtensor(
     drandInfo: () => chain.beacon.info(),
     skipDrandRound: (round) => Number(chain.skipDrandRound(roundParam(round))),
     status: () => chainStatus(chain),
+    setStake: (netuid, hotkey, stake) =>
+      chain.setStake(netuid, toAccount(hotkey), stakeParam(stake.toString())),
+    setSubnetOwner: (netuid, hotkey) => chain.setSubnetOwner(netuid, toAccount(hotkey)),
+    deferEpoch: (netuid, times = 1) => chain.deferEpoch(netuid, times),
+    skipEpoch: (netuid, times = 1) => chain.skipEpoch(netuid, times),
+    triggerEpoch: (netuid, at) => chain.triggerEpoch(netuid, at),
+    upgradeRuntime: (name = "spec424") => chain.upgradeRuntime(loadNamedRuntime(runtimeName(name))),
     nextBlock: () =>
       new Promise((resolve) => {
         const off = chain.onNewHead((b: BlockRecord) => {
@@ -260,6 +305,10 @@ export async function startLocalSubtensor(
       await server.close();
     },
   };
+}
+
+function toAccount(hotkey: string | Uint8Array): Uint8Array {
+  return typeof hotkey === "string" ? decodeAddress(hotkey) : hotkey;
 }
 
 function positive(value: number, name: string): number {

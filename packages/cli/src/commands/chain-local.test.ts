@@ -49,7 +49,8 @@ describe("platform chain local", () => {
     try {
       expect(api.genesisHash.toHex()).toBe(genesis);
       expect(genesis).not.toBe(FINNEY_GENESIS);
-      expect(api.runtimeVersion.specVersion.toNumber()).toBe(393);
+      // The local subtensor serves finney spec 424 by default (the SubnetEpochIndex counter).
+      expect(api.runtimeVersion.specVersion.toNumber()).toBe(424);
       const provider = api as unknown as { _rpcCore: { provider: WsProvider } };
       const uid = await provider._rpcCore.provider.send("dev_registerNeuron", [
         3,

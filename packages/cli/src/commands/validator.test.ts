@@ -31,6 +31,8 @@ describe("platform validator", () => {
       keypairFromMnemonic(phrase),
     );
     chain = await startLocalSubtensor({
+      // Pinned to the spec-393 runtime (the epoch formula) until the validator follows the counter.
+      runtime: "spec393",
       blockMs: 150,
       subnetDefaults: {
         CommitRevealWeightsEnabled: false,
