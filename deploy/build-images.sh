@@ -15,15 +15,15 @@
 #                     scheduled pg_dump; runs as `postgres`.
 #
 # Each is tagged <repo>:<sha256 of its inputs> and <repo>:local; a no-op when the hash tag exists
-# (FORCE=1 rebuilds). Older tags of these two repositories are left alone (remove them with
-# `docker image rm`); no other image is touched.
+# (FORCE=1 rebuilds). A new build removes the older builds of the same image (those carrying its
+# inputs label with another hash; KEEP_OLD=1 keeps them); no other image is touched.
 #
 # Needs the workspace built first (`npm install && npm run build`): the master image is made
 # from dist/. Runs non-interactively as root (debootstrap and chroot need it).
 #
 # Environment: MASTER_IMAGE_REPO (default platform/master), POSTGRES_IMAGE_REPO (default
 # platform/postgres), DEPLOY_IMAGE_CACHE (default $XDG_CACHE_HOME/platform-deploy or
-# /var/cache/platform-deploy), DEBIAN_MIRROR / DEBIAN_SECURITY_MIRROR, FORCE=1.
+# /var/cache/platform-deploy), DEBIAN_MIRROR / DEBIAN_SECURITY_MIRROR, FORCE=1, KEEP_OLD=1.
 # Usage: deploy/build-images.sh [master|postgres]...   (both when none is named)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C
@@ -67,12 +67,6 @@ files_hash() {
   done | sha256sum | cut -d' ' -f1
 }
 
-# A tar whose bytes depend on the files alone (names sorted, times, owners and modes fixed).
-stable_tar() { # $1: the directory, $2: the tarball
-  tar -C "$1" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=go-w \
-    -cf "$2" .
-}
-
 # --- Node from the npm registry -------------------------------------------------------------
 node_arch() {
   case "$(dpkg --print-architecture)" in
@@ -104,28 +98,47 @@ fetch_node() {
 }
 
 # --- The application: the workspace packages as published, and their production dependencies --
-# Sets $app_tar. Each workspace package is what `npm pack` puts in its tarball (its "files");
-# every other package is copied from node_modules as the lockfile installed it, without the
-# nested node_modules npm lists separately (dev-only ones stay out).
-stage_app() { # $1: a work directory
-  local work=$1 stage="$1/app/opt/platform" path rel name
-  for name in core chain challenge-sdk master cli; do
+workspace_packages=(core chain challenge-sdk master cli)
+
+# `npm pack` of each workspace package (its "files", as published) into $1/packs, and the list of
+# production dependencies into $1/deps.txt. Both are quick and byte-stable (npm pack fixes
+# times and order), so the inputs hash is known before anything big is copied.
+pack_app() { # $1: a work directory
+  local work=$1 name flags=()
+  for name in "${workspace_packages[@]}"; do
     [ -d "$repo_root/packages/$name/dist" ] ||
       die "packages/$name/dist is missing: run \`npm run build\` first"
+    flags+=(-w "@platform/$name")
   done
-  mkdir -p "$stage/node_modules/@platform" "$work/packs"
+  mkdir -p "$work/packs"
   log "npm pack the workspace packages"
   (cd "$repo_root" && npm pack --silent --ignore-scripts --pack-destination "$work/packs" \
-    -w @platform/core -w @platform/chain -w @platform/challenge-sdk -w @platform/master \
-    -w @platform/cli >/dev/null) || die "npm pack of the workspace packages failed"
-  for name in core chain challenge-sdk master cli; do
+    "${flags[@]}" >/dev/null) || die "npm pack of the workspace packages failed"
+  (cd "$repo_root" && npm ls --omit=dev --all --parseable -w @platform/cli) >"$work/deps.txt" ||
+    die "npm ls failed: run \`npm install\` first"
+}
+
+# What the application is made of: the packs, the lockfile (the dependencies' versions) and
+# which dependencies are taken.
+app_hash() { # $1: the work directory
+  {
+    sha256sum "$1"/packs/*.tgz | sed "s#$1/##"
+    sha256sum <"$repo_root/package-lock.json"
+    sed "s#^$repo_root##" "$1/deps.txt"
+  } | sha256sum | cut -d' ' -f1
+}
+
+# The application's tree at $1/app (/opt/platform and the `platform` command). Every dependency
+# is copied from node_modules as the lockfile installed it, without the nested node_modules npm
+# lists separately (dev-only ones stay out).
+stage_app() { # $1: a work directory
+  local work=$1 stage="$1/app/opt/platform" path rel name dest
+  for name in "${workspace_packages[@]}"; do
     mkdir -p "$stage/node_modules/@platform/$name"
     tar -C "$stage/node_modules/@platform/$name" --strip-components=1 -xzf \
       "$work/packs/platform-$name-0.0.0.tgz"
   done
   log "copying the production dependencies"
-  (cd "$repo_root" && npm ls --omit=dev --all --parseable -w @platform/cli) >"$work/deps.txt" ||
-    die "npm ls failed: run \`npm install\` first"
   while IFS= read -r path; do
     rel=${path#"$repo_root/"}
     case "$rel" in
@@ -145,8 +158,6 @@ stage_app() { # $1: a work directory
   mkdir -p "$work/app/usr/local/bin"
   ln -s /opt/platform/node_modules/@platform/cli/bin/platform.js "$work/app/usr/local/bin/platform"
   install -m 755 "$here/images/master-entrypoint.sh" "$work/app/usr/local/bin/platform-entrypoint"
-  app_tar="$work/app.tar"
-  stable_tar "$work/app" "$app_tar"
 }
 
 build_master() {
@@ -154,12 +165,12 @@ build_master() {
   debian_rootfs_workdir platform-deploy-master
   work=$rootfs_work
   fetch_node
-  stage_app "$work"
+  pack_app "$work"
   hash=$(
     {
       files_hash "$here/build-images.sh" "$rootfs_script" "$here/images/master-entrypoint.sh"
       echo "recipe=$master_recipe node=$node_version ${node_integrity[$(node_arch)]}"
-      sha256sum <"$app_tar" | cut -d' ' -f1
+      app_hash "$work"
     } | sha256sum | cut -d' ' -f1
   )
   tag="$master_repo:$hash"
@@ -173,8 +184,10 @@ build_master() {
 
   image_root="$work/image"
   mkdir -p "$image_root"
+  stage_app "$work"
   tar -C "$image_root" --numeric-owner -xf "$rootfs_tar"
-  tar -C "$image_root" --numeric-owner -xf "$app_tar"
+  tar -C "$work/app" --owner=0 --group=0 --numeric-owner --mode=go-w -cf - . |
+    tar -C "$image_root" --numeric-owner -xf -
   tar -C "$work" -xzf "$node_tgz" package/bin/node
   install -o 0 -g 0 -m 755 "$work/package/bin/node" "$image_root/usr/bin/node"
   local missing
@@ -209,6 +222,7 @@ build_master() {
     "$work/image.tar" "$tag" >/dev/null
   docker tag "$tag" "$master_repo:local"
   log "built $tag and $master_repo:local ($(docker image inspect -f '{{.Size}}' "$tag" | awk '{printf "%.0f MB", $1/1e6}'))"
+  imported_image_prune org.platform.deploy.master.inputs "$hash"
   debian_rootfs_cleanup
   trap - EXIT
 }
@@ -267,6 +281,7 @@ build_postgres() {
     "$work/image.tar" "$tag" >/dev/null
   docker tag "$tag" "$postgres_repo:local"
   log "built $tag and $postgres_repo:local ($(docker image inspect -f '{{.Size}}' "$tag" | awk '{printf "%.0f MB", $1/1e6}'))"
+  imported_image_prune org.platform.deploy.postgres.inputs "$hash"
   debian_rootfs_cleanup
   trap - EXIT
 }

@@ -5,33 +5,32 @@
 // containers' configuration or logs, and a dump restored into a wiped database. Needs
 // docker-compose, platform/master:local, platform/postgres:local and the test challenge image;
 // without them it is skipped, loudly, and under CI it fails.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { isCi } from "@platform/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  CHALLENGE_IMAGE,
+  DEPLOY,
+  eventually,
+  freePort,
+  freshSecrets,
+  imagesMissing,
+  PAGE,
+  run,
+  writeSecrets,
+} from "./_deploy-test-kit.js";
 
-const DEPLOY = fileURLToPath(new URL("..", import.meta.url));
 const COMPOSE_FILE = join(DEPLOY, "docker-compose.yml");
-const MASTER_IMAGE = process.env["PLATFORM_MASTER_IMAGE"] || "platform/master:local";
-const POSTGRES_IMAGE = process.env["PLATFORM_POSTGRES_IMAGE"] || "platform/postgres:local";
-const CHALLENGE_IMAGE = "platform-test/challenge-page:1";
-const PAGE = "hello from a challenge behind the deployed master";
 
 /** Why the suite cannot run here, or null when it can. */
 function missing(): string | null {
   if (spawnSync("docker-compose", ["version"]).status !== 0)
     return "docker-compose is not installed (.ci/run installs Debian's)";
   if (spawnSync("docker", ["info"]).status !== 0) return "no Docker engine answers";
-  for (const image of [MASTER_IMAGE, POSTGRES_IMAGE, CHALLENGE_IMAGE]) {
-    if (spawnSync("docker", ["image", "inspect", image]).status !== 0)
-      return `${image} is missing (deploy/build-images.sh, .ci/test-images.sh)`;
-  }
-  return null;
+  return imagesMissing();
 }
 
 const why = missing();
@@ -42,65 +41,13 @@ if (why && !isCi()) {
   );
 }
 
-interface Run {
-  code: number;
-  stdout: Buffer;
-  stderr: string;
-}
-
-function run(command: string, args: string[], env: NodeJS.ProcessEnv, input?: Buffer) {
-  return new Promise<Run>((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ["pipe", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr }));
-    child.stdin.end(input);
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
-
-async function eventually<T>(what: string, timeoutMs: number, attempt: () => Promise<T>) {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      return await attempt();
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-  throw new Error(`${what} within ${timeoutMs} ms; last: ${(last as Error)?.message ?? last}`);
-}
-
 describe.skipIf(why !== null && !isCi())(
   "the Compose deployment (deploy/docker-compose.yml)",
   () => {
     const id = randomBytes(4).toString("hex");
     const project = `platform-deploy-${id}`;
     const slug = `deploy-${id}`;
-    const secrets = {
-      admin_token: randomBytes(24).toString("hex"),
-      master_key: randomBytes(32).toString("hex"),
-      // Characters a URL must escape: the entrypoint must percent-encode it.
-      postgres_password: `p@ss:/${randomBytes(12).toString("hex")}?#%`,
-      validator_hotkey: "{}",
-    };
+    const secrets = freshSecrets();
     let dir: string;
     let env: NodeJS.ProcessEnv;
     let publicUrl: string;
@@ -147,30 +94,18 @@ describe.skipIf(why !== null && !isCi())(
 
     beforeAll(async () => {
       if (why) throw new Error(`CI but the Compose deployment cannot run: ${why}`);
-      dir = mkdtempSync(join(tmpdir(), "platform-deploy-"));
-      const secretsDir = join(dir, "secrets");
-      mkdirSync(secretsDir, { mode: 0o700 });
-      for (const [name, value] of Object.entries(secrets)) {
-        writeFileSync(join(secretsDir, name), `${value}\n`);
-        // The services run as their own uids, not the files' owner (docs/deploying.md).
-        chmodSync(join(secretsDir, name), 0o444);
-      }
+      const written = await writeSecrets("platform-deploy-", secrets);
+      dir = written.dir;
       const [publicPort, adminPort] = [await freePort(), await freePort()];
       publicUrl = `http://127.0.0.1:${publicPort}`;
       adminUrl = `http://127.0.0.1:${adminPort}`;
-      const socketGid = spawnSync("stat", ["-c", "%g", "/var/run/docker.sock"], {
-        encoding: "utf8",
-      });
       env = {
         ...process.env,
-        PLATFORM_SECRETS_DIR: secretsDir,
+        ...written.env,
         PLATFORM_PUBLIC_PORT: String(publicPort),
         PLATFORM_ADMIN_PUBLISH_PORT: String(adminPort),
         PLATFORM_DOCKER_NETWORK: project,
-        PLATFORM_MASTER_IMAGE: MASTER_IMAGE,
-        PLATFORM_POSTGRES_IMAGE: POSTGRES_IMAGE,
         PLATFORM_IMAGE_ALLOWLIST: "platform-test/",
-        DOCKER_GID: socketGid.stdout.trim(),
         COMPOSE_PROJECT_NAME: project,
         COMPOSE_FILE,
       };
