@@ -195,6 +195,10 @@ build_master() {
   [ -z "$missing" ] || die "node's libraries are missing from the root: $missing"
   log "node in the root: $(chroot "$image_root" /usr/bin/node --version)"
   log "platform in the root: $(chroot "$image_root" /usr/local/bin/platform --version 2>&1 | tail -n 1)"
+  # The CLI loads the master lazily: load it, and so every module it imports, now.
+  env -i PATH=/usr/bin:/bin chroot "$image_root" /usr/bin/node --input-type=module -e \
+    'await import("/opt/platform/node_modules/@platform/master/dist/index.js")' ||
+    die "the master does not load in the root (a dependency missing?)"
   printf 'platform:x:%s:%s:platform master:/var/lib/platform:/usr/sbin/nologin\n' \
     "$master_uid" "$master_uid" >>"$image_root/etc/passwd"
   printf 'platform:x:%s:\n' "$master_uid" >>"$image_root/etc/group"
