@@ -196,7 +196,7 @@ build_master() {
   log "node in the root: $(chroot "$image_root" /usr/bin/node --version)"
   log "platform in the root: $(chroot "$image_root" /usr/local/bin/platform --version 2>&1 | tail -n 1)"
   # The CLI loads the master lazily: load it, and so every module it imports, now.
-  env -i PATH=/usr/bin:/bin chroot "$image_root" /usr/bin/node --input-type=module -e \
+  env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin chroot "$image_root" /usr/bin/node --input-type=module -e \
     'await import("/opt/platform/node_modules/@platform/master/dist/index.js")' ||
     die "the master does not load in the root (a dependency missing?)"
   printf 'platform:x:%s:%s:platform master:/var/lib/platform:/usr/sbin/nologin\n' \
