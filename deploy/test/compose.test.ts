@@ -183,6 +183,17 @@ describe.skipIf(why !== null && !isCi())(
       }
     });
 
+    it("refuses a file that is not a dump, before it stops anything", async () => {
+      const junk = join(dir, "junk.dump");
+      writeFileSync(junk, "not a dump\n");
+      const refused = await run(join(DEPLOY, "restore.sh"), [junk], env);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("is not a pg_dump archive");
+      const running = (await composeOk(["ps", "--services", "--filter", "status=running"])).stdout;
+      expect(running.toString().split("\n")).toEqual(expect.arrayContaining(["master", "backup"]));
+      expect(await page()).toBe(`${PAGE}\n`);
+    }, 60_000);
+
     it("restores a scheduled dump into a wiped database: the registry survives", async () => {
       // A dump, as the schedule makes them, copied off the backups volume.
       const made = await composeOk(["exec", "-T", "backup", "platform-backup", "once"]);
