@@ -84,6 +84,9 @@ export default defineConfig({
       ...project("cli", "packages/cli", 90_000, false),
       ...project("scoring-challenge", "examples/scoring-challenge", 120_000),
       ...project("agent-eval-challenge", "examples/agent-eval-challenge", 60_000),
+      // The deployment to copy, brought up with docker-compose: one file whose steps wait on
+      // containers (deploy/test/compose.test.ts sets its own timeouts).
+      ...project("deploy", "deploy", 300_000),
     ],
     // The JSON report is what `npm run test:slowest` reads (docs/decisions.md, "Where the
     // suite's time goes").

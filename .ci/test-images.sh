@@ -81,3 +81,10 @@ build platform-test/challenge-healthcheck:1 'USER 65534:65534
 EXPOSE 8080
 HEALTHCHECK --interval=1s --timeout=1s --retries=3 CMD ["/bin/wget", "-q", "-O", "/dev/null", "http://127.0.0.1:8080/health"]
 CMD ["/bin/httpd", "-f", "-v", "-p", "8080", "-h", "/www"]'
+
+# A challenge service with a page to proxy (the deployment's test: deploy/test/compose.test.ts).
+# The master's proxy refuses /health from the public, so the other images have nothing to serve.
+build platform-test/challenge-page:1 'RUN echo "hello from a challenge behind the deployed master" >/www/hello.txt
+USER 65534:65534
+EXPOSE 8080
+CMD ["/bin/httpd", "-f", "-v", "-p", "8080", "-h", "/www"]'
