@@ -305,8 +305,21 @@ export class ChallengeContainers {
     );
   }
 
-  /** The user-defined bridge network challenge containers join, created once. */
-  private async ensureNetwork(): Promise<string> {
+  /**
+   * The user-defined bridge network challenge containers join, created once. Single-flight:
+   * Docker's duplicate check is best effort, and two concurrent creates made two networks of
+   * one name (then every start failed with "network is ambiguous").
+   */
+  private ensureNetwork(): Promise<string> {
+    this.networkInFlight ??= this.createNetworkIfMissing().finally(() => {
+      this.networkInFlight = undefined;
+    });
+    return this.networkInFlight;
+  }
+
+  private networkInFlight: Promise<string> | undefined;
+
+  private async createNetworkIfMissing(): Promise<string> {
     const name = this.options.config.broker.dockerNetwork;
     try {
       await this.docker.getNetwork(name).inspect();
