@@ -125,6 +125,11 @@ describe.skipIf(!env)("the reconciler on a real engine", () => {
     expect(((await ready.json()) as { checks: Record<string, unknown> }).checks).toMatchObject({
       reconciler: { status: "ok" },
     });
+    const page = await (await t.adminFetch("/admin/challenges", { headers: t.admin })).text();
+    const webRow = page.slice(page.indexOf(`data-slug="${web}"`));
+    expect(webRow.slice(0, webRow.indexOf("</tr>"))).toMatch(
+      /<td data-runtime><span class="badge active" data-observed="running">running<\/span>\s*<br><span class="muted">wants running · 0 restarts<\/span>/,
+    );
     const metrics = await (await t.adminFetch("/metrics", { headers: t.admin })).text();
     expect(metrics).toContain("platform_reconciler_leader 1");
     expect(metrics).toContain(`platform_challenge_runtime_up{slug="${web}"} 1`);

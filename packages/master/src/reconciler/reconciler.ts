@@ -53,6 +53,11 @@ export class Reconciler {
     this.lease = new ReconcilerLease(options.sql, holder, options.config.leaseSeconds);
   }
 
+  /** Where its state per challenge is kept (the admin views read it). */
+  get state(): RuntimeStateStore {
+    return this.options.state;
+  }
+
   /** Does this master hold the lease (as of its last renewal)? */
   get isLeader(): boolean {
     return this.leader;
