@@ -7,6 +7,14 @@ export function desiredOf(row: ChallengeRow): DesiredRuntime {
   return row.status === "active" ? "running" : "stopped";
 }
 
+/**
+ * Does the reconciler run this challenge's container? Not when its record says
+ * `metadata.managed: false`: the operator runs it elsewhere, at its internal_base_url.
+ */
+export function isManaged(row: ChallengeRow): boolean {
+  return row.metadata.managed !== false;
+}
+
 /** Is `image` already pinned to content (`repo@sha256:…`, or an engine image id)? */
 export function isPinned(image: string): boolean {
   return /@sha256:[0-9a-f]{64}$/.test(image) || /^sha256:[0-9a-f]{64}$/.test(image);

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { ChallengeRow } from "../registry/challenge-row.js";
-import { desiredOf } from "./desired-state.js";
+import { desiredOf, isManaged } from "./desired-state.js";
 import type { LeaseView } from "./reconciler-lease.js";
 import type { RuntimeStateRow } from "./runtime-state-store.js";
 
@@ -10,7 +10,11 @@ const Time = Type.Union([Type.String({ format: "date-time" }), Type.Null()]);
 export const ChallengeRuntimeView = Type.Object({
   slug: Type.String(),
   status: Type.String({ description: "The registry status" }),
-  desired: Type.Union([Type.Literal("running"), Type.Literal("stopped")]),
+  desired: Type.Union([
+    Type.Literal("running"),
+    Type.Literal("stopped"),
+    Type.Literal("unmanaged"),
+  ]),
   observed: Type.String({
     description:
       "unknown, running (ready), starting, unhealthy, exited, missing, stopped, conflict or failed",
@@ -67,7 +71,7 @@ export function runtimeView(
   return {
     slug: row.slug,
     status: row.status,
-    desired: desiredOf(row),
+    desired: isManaged(row) ? desiredOf(row) : "unmanaged",
     observed: state?.observed ?? "unknown",
     image: row.image,
     pinned_image: state?.image === row.image ? (state?.pinned_image ?? null) : null,

@@ -7,7 +7,7 @@ import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { ChallengeStore } from "../registry/challenge-store.js";
 import type { ChallengeContainers } from "../runtime/challenge-containers.js";
 import { reconcileChallenge, type StepContext } from "./challenge-step.js";
-import { containerSpec, desiredOf, specHash } from "./desired-state.js";
+import { containerSpec, desiredOf, isManaged, specHash } from "./desired-state.js";
 import { type EngineView, isEngineUnreachable, SPEC_LABEL } from "./engine-view.js";
 import { ReconcilerLease } from "./reconciler-lease.js";
 import type { RuntimeAction, RuntimeStateRow, RuntimeStateStore } from "./runtime-state-store.js";
@@ -147,7 +147,10 @@ export class Reconciler {
       const rows = await this.options.store.list();
       const states = new Map((await this.options.state.list()).map((s) => [s.slug, s]));
       const ctx = await this.stepContext();
-      await inPool(rows, CONCURRENCY, (row) => this.step(ctx, row, states.get(row.slug) ?? null));
+      const managed = rows.filter(isManaged);
+      await inPool(managed, CONCURRENCY, (row) =>
+        this.step(ctx, row, states.get(row.slug) ?? null),
+      );
       await this.removeOrphans(ctx, rows);
     } catch (failure) {
       error = isEngineUnreachable(failure)
@@ -212,11 +215,13 @@ export class Reconciler {
    */
   async restartNow(slug: string): Promise<RuntimeOperationResponse> {
     const row = await this.options.store.get(slug);
-    if (desiredOf(row) !== "running")
+    if (desiredOf(row) !== "running" || !isManaged(row))
       throw new HttpError(
         409,
         "challenge_not_active",
-        `Challenge "${slug}" is ${row.status}: the reconciler runs only active challenges; activate it first`,
+        isManaged(row)
+          ? `Challenge "${slug}" is ${row.status}: the reconciler runs only active challenges; activate it first`
+          : `Challenge "${slug}" is not run by this master (metadata.managed is false)`,
       );
     const state = await this.options.state.find(slug);
     let pinned = state?.image === row.image ? state.pinned_image : null;
