@@ -30,12 +30,10 @@ describe.skipIf(!env)("the reconciler on a real engine", () => {
   const docker = env?.docker as Docker;
   const run = randomBytes(3).toString("hex");
   const network = `platform-test-${run}`;
-  const [web, idle, sick] = ["web", "idle", "sick"].map((name) => `rc-${name}-${run}`) as [
-    string,
-    string,
-    string,
-  ];
-  const slugs = [web, idle, sick];
+  const [web, idle, sick, own] = ["web", "idle", "sick", "own"].map(
+    (name) => `rc-${name}-${run}`,
+  ) as [string, string, string, string];
+  const slugs = [web, idle, sick, own];
   let t: TestMaster;
   let publicUrl: string;
   const www = (slug: string) => `platform-${slug}-www`;
@@ -57,6 +55,11 @@ describe.skipIf(!env)("the reconciler on a real engine", () => {
     await createChallenge(t, web, { volumes: { www: "/www" }, env: { MODE: "one" } });
     await createChallenge(t, idle, { status: "inactive" });
     await createChallenge(t, sick, { volumes: { www: "/www" } });
+    // Run by its operator elsewhere: the reconciler leaves it alone.
+    await createChallenge(t, own, {
+      metadata: { managed: false },
+      internal_base_url: "http://127.0.0.1:9/",
+    });
     publicUrl = (await t.listen()).url;
   });
   afterAll(async () => {
@@ -98,6 +101,14 @@ describe.skipIf(!env)("the reconciler on a real engine", () => {
     expect(info?.Config.Labels["platform.spec"]).toMatch(/^[0-9a-f]{32}$/);
     await observed(idle, "stopped");
     expect(await containerOf(docker, idle)).toBeNull();
+    const unmanaged = (await runtime(own)).runtime;
+    expect(unmanaged).toMatchObject({
+      desired: "unmanaged",
+      observed: "unknown",
+      last_action: null,
+    });
+    expect(await containerOf(docker, own)).toBeNull();
+    expect((await t.master.store.get(own)).internal_base_url).toBe("http://127.0.0.1:9/");
     const { events } = await runtime(web);
     expect(events.map((event) => event.kind)).toEqual(["runtime_started"]);
     const row = await t.master.store.get(web);
@@ -158,6 +169,8 @@ describe.skipIf(!env)("the reconciler on a real engine", () => {
     );
     // Back within the period plus the time a start takes on a loaded machine.
     expect(Date.now() - killedAt).toBeLessThan(15_000);
+    // The first request after the kill meets a dead container: the proxy's own answer.
+    expect(during[0]?.status).toBe(502);
     for (const answer of during.filter((a) => a.status !== 200)) {
       expect(answer.status).toBe(502);
       expect(JSON.parse(answer.text)).toMatchObject({ code: "upstream_unavailable" });
@@ -268,5 +281,11 @@ describe.skipIf(!env)("the reconciler on a real engine", () => {
     expect(refused.status).toBe(409);
     expect(await refused.json()).toMatchObject({ code: "challenge_not_active" });
     expect(await containerOf(docker, idle)).toBeNull();
+    const unmanaged = await t.adminFetch(`/v1/admin/challenges/${own}/restart`, {
+      method: "POST",
+      headers: t.admin,
+    });
+    expect(unmanaged.status).toBe(409);
+    expect(await containerOf(docker, own)).toBeNull();
   });
 });
