@@ -81,6 +81,8 @@ export async function reconcileChallenge(
   }
   const pinned = state?.image === row.image ? state.pinned_image : null;
   const spec = pinned ? specHash(containerSpec(row, pinned), ctx.masterKey) : null;
+  // Replacing is stop-then-start here; an update that starts the new container beside the old
+  // and moves the proxy once it is ready (with rollback) takes this branch over.
   if (!spec || info.Config.Labels?.[SPEC_LABEL] !== spec)
     return act(ctx, row, state, {
       action: "replace",

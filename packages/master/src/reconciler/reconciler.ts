@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { SandboxRefusal } from "@platform/challenge-sdk/sandbox";
 import { HttpError, type Logger, type RuntimeOperationResponse, type Sql } from "@platform/core";
 import type { ReconcilerConfig } from "../config.js";
@@ -30,6 +31,8 @@ export interface ReconcilerOptions {
 
 /** Challenges reconciled at once in a pass (a slow pull does not hold the others up). */
 const CONCURRENCY = 4;
+/** How long closing waits for the pass under way (ms). */
+const STOP_WAIT_MS = 5_000;
 /** How often the holder looks for a registry change made on any replica (ms). */
 const WATCH_MS = 1_000;
 
@@ -83,7 +86,9 @@ export class Reconciler {
     this.stopped = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
-    await this.current;
+    // A pass may be pulling a large image: closing waits a little for it, never a pull's length.
+    // Once stopped it takes no further action (stillLeader answers false).
+    await Promise.race([this.current, sleep(STOP_WAIT_MS, undefined, { ref: false })]);
     if (this.leader) await this.lease.release().catch(() => {});
     this.leader = false;
   }
