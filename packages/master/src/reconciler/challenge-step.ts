@@ -149,12 +149,15 @@ async function checkRunning(
   } else {
     const failures = (ctx.probeFailures.get(info.Id) ?? 0) + 1;
     ctx.probeFailures.set(info.Id, failures);
-    if (failures >= ctx.config.unhealthyAfter)
+    if (failures >= ctx.config.unhealthyAfter) {
+      // This container is about to be replaced: its count goes with it.
+      ctx.probeFailures.delete(info.Id);
       return act(ctx, row, state, {
         action: "restart",
         reason: `unhealthy: ${probe.detail}`,
         observed: "unhealthy",
       });
+    }
     observed = "unhealthy";
   }
   const patch: RuntimeStatePatch = { observed, container_id: info.Id };
