@@ -40,6 +40,21 @@ describe.skipIf(!env)("the reconciler on a real engine", () => {
   const runtime = (slug: string) => runtimeOf(t.adminFetch, t.admin, slug);
   const observed = (slug: string, state: string, timeoutMs?: number) =>
     untilObserved(t.adminFetch, t.admin, slug, state, timeoutMs);
+  // The proxy may serve the new container before the reconciler has written its state: wait
+  // until the state names the container that runs and has seen it ready.
+  const settled = async (slug: string) => {
+    let last: Awaited<ReturnType<typeof runtime>>["runtime"] | undefined;
+    await eventually(
+      async () => {
+        last = (await runtime(slug)).runtime;
+        const running = await containerOf(docker, slug);
+        return last.observed === "running" && last.container_id === running?.Id;
+      },
+      20_000,
+      `${slug}'s state to settle`,
+    );
+    return last!;
+  };
   const proxied = async (slug: string) => {
     const response = await fetch(`${publicUrl}/challenges/${slug}/ping`);
     const text = await response.text();
@@ -177,11 +192,11 @@ describe.skipIf(!env)("the reconciler on a real engine", () => {
       expect(JSON.parse(answer.text)).toMatchObject({ code: "upstream_unavailable" });
     }
     for (let i = 0; i < 20; i++) expect((await proxied(web)).status).toBe(200);
-    await observed(web, "running");
+    await settled(web);
   });
 
   it("restarts a container stopped under it (Docker's restart policy leaves that one down)", async () => {
-    const { runtime: before } = await runtime(web);
+    const before = await settled(web);
     await docker.getContainer(before.container_id!).stop({ t: 1 });
     const during: number[] = [];
     await eventually(
@@ -194,7 +209,8 @@ describe.skipIf(!env)("the reconciler on a real engine", () => {
       "serving again",
     );
     expect(during.filter((status) => status !== 200 && status !== 502)).toEqual([]);
-    const { runtime: after, events } = await runtime(web);
+    const after = await settled(web);
+    const { events } = await runtime(web);
     expect(after.restarts).toBe(before.restarts + 1);
     expect(after.container_id).not.toBe(before.container_id);
     expect(events[0]).toMatchObject({
@@ -211,10 +227,11 @@ describe.skipIf(!env)("the reconciler on a real engine", () => {
   });
 
   it("restarts a container removed under it", async () => {
-    const { runtime: before } = await runtime(web);
+    const before = await settled(web);
     await docker.getContainer(before.container_id!).remove({ force: true });
     await eventually(async () => (await proxied(web)).status === 200, 20_000, "serving again");
-    const { runtime: after, events } = await runtime(web);
+    const after = await settled(web);
+    const { events } = await runtime(web);
     expect(after.restarts).toBe(before.restarts + 1);
     expect(events[0]).toMatchObject({
       kind: "runtime_restarted",

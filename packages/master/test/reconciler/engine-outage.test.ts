@@ -142,6 +142,8 @@ describe.skipIf(!env)("the reconciler while the Docker engine is unreachable", (
       "the container back",
     );
     await eventually(async () => (await readiness()).status === 200, 15_000, "ready again");
+    const back = await untilObserved(t.adminFetch, t.admin, slug, "running");
+    expect(back.container_id).toBe((await containerOf(docker, slug))?.Id);
     const { runtime, events } = await runtimeOf(t.adminFetch, t.admin, slug);
     expect(runtime.container_id).not.toBe(first.container_id);
     expect(events.map((e) => e.kind)).toEqual(["runtime_restarted", "runtime_started"]);
