@@ -127,6 +127,8 @@ async function benchMaster() {
       ADMIN_TOKEN,
       PLATFORM_WEIGHTS_INTERVAL_SECONDS: String(COLLECT_SECONDS),
       PLATFORM_IMAGE_ALLOWLIST: "ghcr.io/",
+      // Its challenges are in-process upstreams, not containers the master runs.
+      PLATFORM_RECONCILER: "false",
       ...local?.env,
     },
   );

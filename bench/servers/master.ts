@@ -19,6 +19,8 @@ const config = loadMasterConfig(
     ...process.env,
     ADMIN_TOKEN: adminToken,
     PLATFORM_WEIGHTS_INTERVAL_SECONDS: "0",
+    // The bench's challenges are in-process upstreams, not containers the master runs.
+    PLATFORM_RECONCILER: "false",
     PLATFORM_BROKER_IMAGES: process.env.PLATFORM_BROKER_IMAGES ?? "platform-test/",
   },
 );

@@ -65,6 +65,8 @@ export interface MasterConfig {
     keepSnapshots: number;
   };
   broker: BrokerConfig;
+  /** The reconciler that keeps every active challenge's container running (docs/master.md). */
+  reconciler: ReconcilerConfig;
   /** The chain (docs/chain.md): absent when PLATFORM_CHAIN_ENDPOINTS is unset. */
   chain?: ChainConfig;
 }
@@ -96,6 +98,24 @@ export interface ChainConfig {
   healthGateGrace: number;
   /** Commit even while the health gate is closed (logged at every round). */
   overrideHealthGate: boolean;
+}
+
+/** The reconciler (docs/master.md, "The reconciler"). */
+export interface ReconcilerConfig {
+  /** Run the reconciler (off: challenge containers start only on an operator's restart). */
+  enabled: boolean;
+  /** Seconds between full passes (a registry change triggers one at once). */
+  intervalSeconds: number;
+  /** How long the lease lasts without a renewal (seconds); renewed every third of it. */
+  leaseSeconds: number;
+  /** The first delay between two restarts of a failing challenge (seconds); it doubles. */
+  backoffSeconds: number;
+  /** The longest delay between two restarts (seconds). */
+  backoffMaxSeconds: number;
+  /** How long a (re)started container may take to become ready before probes count (seconds). */
+  startGraceSeconds: number;
+  /** Failed readiness probes in a row after which a running challenge is restarted. */
+  unhealthyAfter: number;
 }
 
 /** The container broker and the challenge runtime (docs/broker.md). */
@@ -267,6 +287,26 @@ const MasterEnvironment = Type.Object({
   PLATFORM_BROKER_MAX_FILES_BYTES: int(1, DEFAULT_FILE_CAPS.maxTotalBytes, "bytes of all files"),
   PLATFORM_BROKER_REAPER_SECONDS: int(0, 30, "reaper period; 0 reaps only at start"),
   PLATFORM_BROKER_PULL_TIMEOUT_MS: int(1, 300_000, "image pull timeout"),
+  PLATFORM_RECONCILER: bool(true, "keep every active challenge's container running"),
+  PLATFORM_RECONCILE_INTERVAL_SECONDS: int(1, 10, "seconds between reconciler passes", 3600),
+  PLATFORM_RECONCILE_LEASE_SECONDS: int(3, 30, "reconciler lease length", 3600),
+  PLATFORM_RECONCILE_BACKOFF_SECONDS: int(
+    1,
+    5,
+    "first delay between restarts of a failing challenge",
+  ),
+  PLATFORM_RECONCILE_BACKOFF_MAX_SECONDS: int(1, 300, "longest delay between restarts"),
+  PLATFORM_RECONCILE_START_GRACE_SECONDS: int(
+    0,
+    30,
+    "time a started challenge has to become ready",
+  ),
+  PLATFORM_RECONCILE_UNHEALTHY_AFTER: int(
+    1,
+    3,
+    "failed readiness probes in a row before a restart",
+    100,
+  ),
   PLATFORM_DOCKER_NETWORK: text(
     "network challenge containers join",
     "platform",
@@ -414,6 +454,18 @@ export function loadMasterConfig(
       reaperIntervalSeconds: e.PLATFORM_BROKER_REAPER_SECONDS,
       pullTimeoutMs: e.PLATFORM_BROKER_PULL_TIMEOUT_MS,
       dockerNetwork: e.PLATFORM_DOCKER_NETWORK,
+    },
+    reconciler: {
+      enabled: e.PLATFORM_RECONCILER,
+      intervalSeconds: e.PLATFORM_RECONCILE_INTERVAL_SECONDS,
+      leaseSeconds: e.PLATFORM_RECONCILE_LEASE_SECONDS,
+      backoffSeconds: e.PLATFORM_RECONCILE_BACKOFF_SECONDS,
+      backoffMaxSeconds: Math.max(
+        e.PLATFORM_RECONCILE_BACKOFF_MAX_SECONDS,
+        e.PLATFORM_RECONCILE_BACKOFF_SECONDS,
+      ),
+      startGraceSeconds: e.PLATFORM_RECONCILE_START_GRACE_SECONDS,
+      unhealthyAfter: e.PLATFORM_RECONCILE_UNHEALTHY_AFTER,
     },
   };
   if (e.DATABASE_URL) config.databaseUrl = e.DATABASE_URL;

@@ -91,6 +91,7 @@ export {
   loadMasterConfig,
   type MasterConfig,
   type MasterFlags,
+  type ReconcilerConfig,
 } from "./config.js";
 export { type CreateMasterOptions, createMaster, type Master } from "./master.js";
 export type { MasterContext } from "./master-context.js";

@@ -22,6 +22,7 @@ import { masterMigrations } from "./migrations.js";
 import { MasterMetrics } from "./ops/master-metrics.js";
 import { registerOperationsRoutes } from "./ops/operations-routes.js";
 import { registerProxyRoutes } from "./proxy/proxy-routes.js";
+import { registerReconciler } from "./reconciler/reconciler-routes.js";
 import { registerAdminRoutes } from "./registry/admin-routes.js";
 import { ChallengeStore } from "./registry/challenge-store.js";
 import { registerRegistryRoutes } from "./registry/registry-routes.js";
@@ -185,7 +186,9 @@ export async function createMaster(
   // Route groups added by later work register here, one line each, with `context`; a group
   // mounts on `context.app` (public) or `context.adminApp` (admin), never on both.
   registerBrokerRoutes(context);
-  registerRuntimeRoutes(context);
+  const runtime = registerRuntimeRoutes(context);
+  // Keeps every active challenge's container running (PLATFORM_RECONCILER, docs/master.md).
+  registerReconciler(context, runtime, runtime.instanceId);
   // The passthrough also runs node-native in front of the public app (same answers, faster).
   const nativePassthrough = registerProxyRoutes(context);
   const chain = registerChainRoutes(context);

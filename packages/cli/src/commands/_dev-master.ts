@@ -45,6 +45,8 @@ export async function startDevMaster(options: {
   if (options.adminPort !== undefined) flags.adminPort = options.adminPort;
   const config = loadMasterConfig(flags, env);
   config.imagePolicy = { allowedPrefixes: [], requireTagOrDigest: false, forbidLatest: false };
+  // dev runs each challenge in this process, at the address it registers: no container to keep.
+  config.reconciler.enabled = false;
   progress(`starting the master (embedded database in ${config.dataDir})`);
   const master = await createMaster(config, {
     logger: createLogger({ name: "platform-master", level: devLogLevels(process.env).master }),

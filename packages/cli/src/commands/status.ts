@@ -2,7 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { defineCommand } from "citty";
 import { callMaster } from "./_master-client.js";
 import { masterUrl } from "./_miner.js";
-import { jsonFlag, print, runCommand } from "./_shared.js";
+import { challengeRuntime, subnetStatus } from "./_runtime-status.js";
+import { configFlag, jsonFlag, print, runCommand } from "./_shared.js";
 
 const TERMINAL = new Set(["completed", "failed", "rejected", "scored", "error", "cancelled"]);
 // Not final, but nothing a poll will see change soon: a held submission waits for an operator
@@ -21,20 +22,25 @@ function describe(record: Record<string, unknown>): string {
     .join("\n");
 }
 
-/** `platform status <slug> <submission_id>`: read a submission through the master. */
+/**
+ * `platform status`: the subnet's challenges as the master's reconciler keeps them (admin);
+ * `platform status <slug>`: one challenge's runtime and its latest events (admin);
+ * `platform status <slug> <submission_id>`: read a submission through the master.
+ */
 export default defineCommand({
   meta: {
     name: "status",
     description:
-      "Show a submission's status (GET /v1/challenges/{slug}/submissions/{id} on the master)",
+      "Show every challenge's runtime (admin), one challenge's (admin), or a submission's status (GET /v1/challenges/{slug}/submissions/{id})",
   },
   args: {
-    slug: { type: "positional", description: "The challenge's slug", required: true },
+    slug: { type: "positional", description: "The challenge's slug", required: false },
     submission_id: {
       type: "positional",
       description: "The id `platform submit` printed",
-      required: true,
+      required: false,
     },
+    ...configFlag,
     master: {
       type: "string",
       description: "Master URL (default: PLATFORM_MASTER_URL, else http://127.0.0.1:8080)",
@@ -50,6 +56,13 @@ export default defineCommand({
   },
   run: ({ args }) =>
     runCommand(async () => {
+      if (!args.slug || !args.submission_id) {
+        const { body, text } = args.slug
+          ? await challengeRuntime(args.config, args.slug)
+          : await subnetStatus(args.config);
+        print(args.json, body, text);
+        return;
+      }
       const base = masterUrl(args.master);
       const path = `/v1/challenges/${encodeURIComponent(args.slug)}/submissions/${encodeURIComponent(args.submission_id)}`;
       const interval = Math.max(1, Number(args.interval) || 5) * 1000;

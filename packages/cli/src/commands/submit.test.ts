@@ -59,7 +59,8 @@ beforeAll(async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "cli-submit-master-"));
   const config = loadMasterConfig(
     { host: "127.0.0.1", port: 0, dataDir },
-    { ADMIN_TOKEN: "submit-test-admin-token-0123456789" },
+    // Its challenge is this test's own upstream, not a container the master runs.
+    { ADMIN_TOKEN: "submit-test-admin-token-0123456789", PLATFORM_RECONCILER: "false" },
   );
   master = await createMaster(config, {
     logger: createLogger({ name: "test-master", level: "silent" }),

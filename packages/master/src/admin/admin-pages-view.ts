@@ -1,3 +1,4 @@
+import type { RuntimeStateRow } from "../reconciler/runtime-state-store.js";
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import { html, raw, type SafeHtml } from "./html.js";
 
@@ -98,14 +99,41 @@ function actions(row: ChallengeRow, csrf: string): SafeHtml {
     ${row.status !== "disabled" ? button("disable", "Disable") : ""}`;
 }
 
-/** The table of every challenge with its lifecycle actions. */
-export function challengesPage(rows: ChallengeRow[], csrf: string): string {
+const OBSERVED_CLASS: Record<string, string> = {
+  running: "active",
+  starting: "inactive",
+  stopped: "draft",
+  unknown: "draft",
+};
+
+/** The reconciler's view of one challenge: observed state, restarts, last action and error. */
+function runtimeCell(state: RuntimeStateRow | undefined): SafeHtml {
+  if (!state) return html`<span class="muted">not seen yet</span>`;
+  const last = state.last_action
+    ? html`<br><span class="muted">last ${state.last_action} ${state.last_action_at?.toISOString().replace("T", " ").slice(0, 19) ?? ""}</span>`
+    : "";
+  return html`<span class="badge ${OBSERVED_CLASS[state.observed] ?? "disabled"}" data-observed="${state.observed}">${state.observed}</span>
+    <br><span class="muted">wants ${state.desired} · ${state.restarts} restart${state.restarts === 1 ? "" : "s"}</span>${last}
+    ${state.last_error ? html`<br><span class="muted" data-error>${state.last_error}</span>` : ""}`;
+}
+
+/**
+ * The table of every challenge with its lifecycle actions; with the reconciler on, `runtime`
+ * holds its state per slug and adds a Runtime column.
+ */
+export function challengesPage(
+  rows: ChallengeRow[],
+  csrf: string,
+  runtime?: Map<string, RuntimeStateRow>,
+): string {
+  const runtimeHead = runtime ? html`<th>Runtime</th>` : "";
   const table = rows.length
-    ? html`<table><thead><tr><th>Challenge</th><th>Status</th><th>Emission</th><th>Image</th><th>Upstream</th><th>Tokens</th><th>Updated</th><th></th></tr></thead>
+    ? html`<table><thead><tr><th>Challenge</th><th>Status</th>${runtimeHead}<th>Emission</th><th>Image</th><th>Upstream</th><th>Tokens</th><th>Updated</th><th></th></tr></thead>
       <tbody>${rows.map(
         (row) => html`<tr data-slug="${row.slug}">
           <td><strong>${row.name}</strong><br><code>${row.slug}</code></td>
           <td>${badge(row.status)}${row.status_reason ? html`<br><span class="muted">${row.status_reason}</span>` : ""}</td>
+          ${runtime ? html`<td data-runtime>${runtimeCell(runtime.get(row.slug))}</td>` : ""}
           <td>${row.emission_percent}%</td>
           <td><code>${row.image}</code><br><span class="muted">v${row.version} · api ${row.api_version}</span></td>
           <td>${row.internal_base_url ? html`<code>${row.internal_base_url}</code>` : html`<span class="muted">none</span>`}</td>

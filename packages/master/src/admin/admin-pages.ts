@@ -1,6 +1,7 @@
 import { HttpError, type RouteContext, Slug, secretsEqual } from "@platform/core";
 import { Type } from "@sinclair/typebox";
 import type { MasterContext } from "../master-context.js";
+import { reconcilerOf } from "../reconciler/reconciler-routes.js";
 import { presentedAdminToken } from "./admin-auth.js";
 import { challengesPage, indexPage, loginPage } from "./admin-pages-view.js";
 import { ADMIN_SESSION_COOKIE, AdminSessions, readCookie, sessionCookie } from "./admin-session.js";
@@ -138,7 +139,12 @@ export function registerAdminPages(context: MasterContext): void {
   });
 
   viewPage("/admin", async (csrf) => indexPage(await store.list(), csrf));
-  viewPage("/admin/challenges", async (csrf) => challengesPage(await store.list(), csrf));
+  viewPage("/admin/challenges", async (csrf) => {
+    // Looked up per request: the reconciler registers after the pages.
+    const states = await reconcilerOf(context)?.state.list();
+    const runtime = states && new Map(states.map((state) => [state.slug, state]));
+    return challengesPage(await store.list(), csrf, runtime);
+  });
 
   for (const [action, status] of [
     ["activate", "active"],

@@ -37,6 +37,17 @@ export interface ChallengeContainersOptions {
   gpuHost: () => Promise<boolean>;
 }
 
+/** How {@link ChallengeContainers.restart} builds the container, beyond the registry record. */
+export interface RestartOptions {
+  /** The image reference to run (the reconciler's pinned digest); default the record's image. */
+  image?: string;
+  /** Labels added to the platform's own (the reconciler's spec fingerprint). */
+  labels?: Record<string, string>;
+}
+
+/** The label that carries the port a challenge container listens on. */
+export const PORT_LABEL = "platform.port";
+
 /** The container name of a challenge's service. */
 export function challengeContainerName(slug: string): string {
   return `platform-challenge-${slug}`;
@@ -76,7 +87,11 @@ function failed(
 export class ChallengeContainers {
   constructor(private readonly options: ChallengeContainersOptions) {}
 
-  private get docker(): Docker {
+  /** The deployment id (`platform.master` label) the containers carry. */
+  instanceId = (): Promise<string> => this.options.instanceId();
+
+  /** The engine challenge containers run on (the reconciler reads it too). */
+  get docker(): Docker {
     return this.options.docker;
   }
 
@@ -132,13 +147,17 @@ export class ChallengeContainers {
   }
 
   /** Create or replace the challenge's container from its registry record, and record its address. */
-  async restart(row: ChallengeRow): Promise<RuntimeOperationResponse> {
+  async restart(
+    row: ChallengeRow,
+    options: RestartOptions = {},
+  ): Promise<RuntimeOperationResponse> {
     const docker = this.docker;
     const name = challengeContainerName(row.slug);
     const instanceId = await this.options.instanceId();
+    const reference = options.image ?? row.image;
     let image: Docker.ImageInspectInfo;
     try {
-      image = await ensureImage(docker, row.image, {
+      image = await ensureImage(docker, reference, {
         pull: true,
         timeoutMs: this.options.config.broker.pullTimeoutMs,
       });
@@ -193,12 +212,14 @@ export class ChallengeContainers {
       container = await docker.createContainer(
         serviceContainerOptions({
           name,
-          image: row.image,
+          image: reference,
           env,
           labels: {
+            ...options.labels,
             [PLATFORM_LABELS.runtime]: "challenge",
             [PLATFORM_LABELS.challenge]: row.slug,
             [PLATFORM_LABELS.master]: instanceId,
+            [PORT_LABEL]: String(port),
           },
           network,
           // Prefixed with the slug, so one challenge never mounts another's.
@@ -223,7 +244,7 @@ export class ChallengeContainers {
     const url = `http://${address}:${port}`;
     await this.options.store.update(row.slug, { internal_base_url: url });
     this.options.log.info("challenge container started", { slug: row.slug, container: name, url });
-    return answer(row, "restart", "running", `Started ${name} from ${row.image} at ${url}`);
+    return answer(row, "restart", "running", `Started ${name} from ${reference} at ${url}`);
   }
 
   /** running / exited / … / missing, with health: Docker's HEALTHCHECK, else GET {internal_base_url}/health. */
@@ -284,8 +305,21 @@ export class ChallengeContainers {
     );
   }
 
-  /** The user-defined bridge network challenge containers join, created once. */
-  private async ensureNetwork(): Promise<string> {
+  /**
+   * The user-defined bridge network challenge containers join, created once. Single-flight:
+   * Docker's duplicate check is best effort, and two concurrent creates made two networks of
+   * one name (then every start failed with "network is ambiguous").
+   */
+  private ensureNetwork(): Promise<string> {
+    this.networkInFlight ??= this.createNetworkIfMissing().finally(() => {
+      this.networkInFlight = undefined;
+    });
+    return this.networkInFlight;
+  }
+
+  private networkInFlight: Promise<string> | undefined;
+
+  private async createNetworkIfMissing(): Promise<string> {
     const name = this.options.config.broker.dockerNetwork;
     try {
       await this.docker.getNetwork(name).inspect();

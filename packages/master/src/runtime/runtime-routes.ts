@@ -6,6 +6,7 @@ import { requireAdminToken } from "../admin/admin-auth.js";
 import { brokerOf } from "../broker/broker-routes.js";
 import { RunLedger } from "../broker/run-ledger.js";
 import type { MasterContext } from "../master-context.js";
+import { reconcilerOf } from "../reconciler/reconciler-routes.js";
 import { ChallengeContainers } from "./challenge-containers.js";
 
 const runtimes = new WeakMap<MasterContext, ChallengeContainers>();
@@ -122,10 +123,18 @@ export function registerRuntimeRoutes(
     params: SlugParams,
     responses: {
       ...responses,
-      409: { description: "A container of that name belongs to another deployment" },
+      409: {
+        description:
+          "A container of that name belongs to another deployment, or (reconciler on) the challenge is not active",
+      },
     },
     handler: async ({ params }) =>
-      guarded(async () => runtime.restart(await store.get(params.slug))),
+      guarded(async () => {
+        // With the reconciler on, a restart is its own: pinned image, recorded, active only.
+        const reconciler = reconcilerOf(context);
+        if (reconciler) return reconciler.restartNow(params.slug);
+        return runtime.restart(await store.get(params.slug));
+      }),
   });
 
   app.route({

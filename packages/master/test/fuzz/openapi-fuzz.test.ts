@@ -21,6 +21,8 @@ const start = () =>
     const t = await startTestMaster("pglite", (config) => {
       config.broker.allowedImagePrefixes = ["platform-test/"];
       config.broker.reaperIntervalSeconds = 0;
+      // On, so its admin routes are fuzzed too; the fuzz challenge is run elsewhere (unmanaged).
+      config.reconciler.enabled = true;
     });
     const res = await t.fetch(
       "/v1/admin/challenges",
@@ -33,6 +35,7 @@ const start = () =>
           version: "1.0",
           status: "active",
           internal_base_url: upstream.url,
+          metadata: { managed: false },
         },
         t.admin,
       ),

@@ -43,7 +43,12 @@ describe.skipIf(!binaries.ok)("readiness through a database outage (a private Po
     pg = await startPrivatePostgres();
     const config = loadMasterConfig(
       { dataDir: mkdtempSync(join(tmpdir(), "platform-readiness-")), port: 0 },
-      { ADMIN_TOKEN: `admin-${randomBytes(12).toString("hex")}`, DATABASE_URL: pg.url },
+      {
+        ADMIN_TOKEN: `admin-${randomBytes(12).toString("hex")}`,
+        DATABASE_URL: pg.url,
+        // The outage under test is the database's alone (the reconciler's check reads it too).
+        PLATFORM_RECONCILER: "false",
+      },
     );
     config.weights.intervalSeconds = 0;
     master = await createMaster(config, {

@@ -1,0 +1,272 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
+import { SandboxRefusal } from "@platform/challenge-sdk/sandbox";
+import { HttpError, type Logger, type RuntimeOperationResponse, type Sql } from "@platform/core";
+import type { ReconcilerConfig } from "../config.js";
+import type { ChallengeRow } from "../registry/challenge-row.js";
+import type { ChallengeStore } from "../registry/challenge-store.js";
+import type { ChallengeContainers } from "../runtime/challenge-containers.js";
+import { reconcileChallenge, type StepContext } from "./challenge-step.js";
+import { containerSpec, desiredOf, isManaged, specHash } from "./desired-state.js";
+import { type EngineView, isEngineUnreachable, SPEC_LABEL } from "./engine-view.js";
+import { ReconcilerLease } from "./reconciler-lease.js";
+import type { RuntimeAction, RuntimeStateRow, RuntimeStateStore } from "./runtime-state-store.js";
+
+/** What a {@link Reconciler} is built from. */
+export interface ReconcilerOptions {
+  config: ReconcilerConfig;
+  /** The Docker network challenge containers join. */
+  network: string;
+  sql: Sql;
+  masterKey: Buffer;
+  store: ChallengeStore;
+  state: RuntimeStateStore;
+  engine: EngineView;
+  runtime: ChallengeContainers;
+  instanceId: () => Promise<string>;
+  log: Logger;
+  onAction?: (slug: string, action: RuntimeAction, outcome: "ok" | "failed") => void;
+}
+
+/** Challenges reconciled at once in a pass (a slow pull does not hold the others up). */
+const CONCURRENCY = 4;
+/** How long closing waits for the pass under way (ms). */
+const STOP_WAIT_MS = 5_000;
+/** How often the holder looks for a registry change made on any replica (ms). */
+const WATCH_MS = 1_000;
+
+/**
+ * The reconciler: one master at a time (the holder of the `reconciler` lease) brings the
+ * engine to the registry, on start, at every registry change and every `intervalSeconds`.
+ * The others keep trying for the lease and take over when its holder stops or stalls.
+ */
+export class Reconciler {
+  readonly lease: ReconcilerLease;
+  private leader = false;
+  private stopped = true;
+  private timers: NodeJS.Timeout[] = [];
+  private current: Promise<void> | null = null;
+  private again = false;
+  private fingerprint = "";
+  private readonly probeFailures = new Map<string, number>();
+
+  constructor(private readonly options: ReconcilerOptions) {
+    const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+    this.lease = new ReconcilerLease(options.sql, holder, options.config.leaseSeconds);
+  }
+
+  /** Where its state per challenge is kept (the admin views read it). */
+  get state(): RuntimeStateStore {
+    return this.options.state;
+  }
+
+  /** Does this master hold the lease (as of its last renewal)? */
+  get isLeader(): boolean {
+    return this.leader;
+  }
+
+  /** Take the lease if free, then reconcile; keep renewing, watching and passing. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    const { intervalSeconds, leaseSeconds } = this.options.config;
+    const every = (ms: number, run: () => unknown) => {
+      const timer = setInterval(run, ms);
+      timer.unref();
+      this.timers.push(timer);
+    };
+    every((leaseSeconds * 1000) / 3, () => void this.renew());
+    every(intervalSeconds * 1000, () => this.trigger());
+    every(Math.min(WATCH_MS, intervalSeconds * 1000), () => void this.watch());
+    await this.renew();
+  }
+
+  /** Stop passing, wait for the pass under way, and give the lease up for another replica. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    // A pass may be pulling a large image: closing waits a little for it, never a pull's length.
+    // Once stopped it takes no further action (stillLeader answers false).
+    await Promise.race([this.current, sleep(STOP_WAIT_MS, undefined, { ref: false })]);
+    if (this.leader) await this.lease.release().catch(() => {});
+    this.leader = false;
+  }
+
+  /** Ask for a pass now (one runs at a time; a request during one runs another after it). */
+  trigger(): Promise<void> {
+    this.again = true;
+    this.current ??= this.loop().finally(() => {
+      this.current = null;
+    });
+    return this.current;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.again && !this.stopped) {
+      this.again = false;
+      if (this.leader) await this.pass();
+    }
+  }
+
+  private async renew(): Promise<void> {
+    if (this.stopped) return;
+    const was = this.leader;
+    try {
+      this.leader = await this.lease.acquire();
+    } catch (error) {
+      // Without the database we cannot know we still hold it: act as if we did not.
+      this.leader = false;
+      this.options.log.warn("reconciler lease: renewal failed", {
+        error: (error as Error).message,
+      });
+    }
+    if (this.leader === was) return;
+    this.options.log.info(this.leader ? "reconciler lease taken" : "reconciler lease lost", {
+      holder: this.lease.holder,
+    });
+    if (this.leader) void this.trigger();
+  }
+
+  // A change made through any replica bumps a row's updated_at or the row count.
+  private async watch(): Promise<void> {
+    if (!this.leader || this.stopped) return;
+    try {
+      const [row] = await this.options.sql<{ n: number; at: Date | null }[]>`
+        select count(*)::int as n, max(updated_at) as at from challenges`;
+      const next = `${row?.n}:${row?.at?.getTime()}`;
+      if (next !== this.fingerprint) {
+        this.fingerprint = next;
+        void this.trigger();
+      }
+    } catch {
+      // The database is away: the renewal notices and logs it.
+    }
+  }
+
+  /** One pass over the whole registry; the engine being unreachable ends it early. */
+  private async pass(): Promise<void> {
+    const { log } = this.options;
+    let error: string | null = null;
+    try {
+      const rows = await this.options.store.list();
+      const states = new Map((await this.options.state.list()).map((s) => [s.slug, s]));
+      const ctx = await this.stepContext();
+      const managed = rows.filter(isManaged);
+      await inPool(managed, CONCURRENCY, (row) =>
+        this.step(ctx, row, states.get(row.slug) ?? null),
+      );
+      await this.removeOrphans(ctx, rows);
+    } catch (failure) {
+      error = isEngineUnreachable(failure)
+        ? `the Docker engine is unreachable: ${(failure as Error).message}`
+        : `the last pass failed: ${(failure as Error).message}`;
+      log.warn("reconciler pass failed", { error });
+    }
+    await this.lease.recordPass(error).catch(() => {});
+  }
+
+  private async step(ctx: StepContext, row: ChallengeRow, state: RuntimeStateRow | null) {
+    try {
+      await reconcileChallenge(ctx, row, state);
+    } catch (error) {
+      if (isEngineUnreachable(error)) throw error;
+      this.options.log.warn("reconciler: a challenge's step failed", {
+        slug: row.slug,
+        error: (error as Error).message,
+      });
+    }
+  }
+
+  private async stepContext(): Promise<StepContext> {
+    const o = this.options;
+    return {
+      config: o.config,
+      network: o.network,
+      masterKey: o.masterKey,
+      store: o.store,
+      state: o.state,
+      engine: o.engine,
+      runtime: o.runtime,
+      instanceId: await o.instanceId(),
+      holder: this.lease.holder,
+      stillLeader: () => this.renewBeforeAction(),
+      probeFailures: this.probeFailures,
+      onAction: o.onAction ?? (() => {}),
+    };
+  }
+
+  private async renewBeforeAction(): Promise<boolean> {
+    if (this.stopped) return false;
+    await this.renew();
+    return this.leader;
+  }
+
+  // Containers of this deployment whose challenge left the registry.
+  private async removeOrphans(ctx: StepContext, rows: ChallengeRow[]): Promise<void> {
+    const known = new Set(rows.map((row) => row.slug));
+    for (const { slug, id } of await ctx.engine.owned(ctx.instanceId)) {
+      if (known.has(slug) || !(await ctx.stillLeader())) continue;
+      await ctx.engine.remove(id);
+      this.options.log.info("reconciler: removed the container of an unregistered challenge", {
+        slug,
+      });
+    }
+  }
+
+  /**
+   * The operator's restart (POST …/restart) while the reconciler runs: replace the container
+   * now with the pinned image, and record it. Only an active challenge runs (409 otherwise).
+   */
+  async restartNow(slug: string): Promise<RuntimeOperationResponse> {
+    const row = await this.options.store.get(slug);
+    if (desiredOf(row) !== "running" || !isManaged(row))
+      throw new HttpError(
+        409,
+        "challenge_not_active",
+        isManaged(row)
+          ? `Challenge "${slug}" is ${row.status}: the reconciler runs only active challenges; activate it first`
+          : `Challenge "${slug}" is not run by this master (metadata.managed is false)`,
+      );
+    const state = await this.options.state.find(slug);
+    let pinned = state?.image === row.image ? state.pinned_image : null;
+    try {
+      pinned ??= await this.options.engine.pin(row.image);
+    } catch (error) {
+      if (!(error instanceof SandboxRefusal)) throw error;
+      throw new HttpError(502, "runtime_failed", error.message, {
+        extra: { slug, operation: "restart", status: "failed" },
+      });
+    }
+    const spec = specHash(containerSpec(row, pinned), this.options.masterKey);
+    const result = await this.options.runtime.restart(row, {
+      image: pinned,
+      labels: { [SPEC_LABEL]: spec },
+    });
+    const info = await this.options.engine.inspect(slug);
+    await this.options.state.write(
+      slug,
+      "running",
+      {
+        observed: "starting",
+        image: row.image,
+        pinned_image: pinned,
+        container_id: info?.Id ?? null,
+        last_action: "restart",
+        last_action_at: new Date(),
+        last_error: null,
+      },
+      { kind: "runtime_restarted", detail: { reason: "operator", pinned_image: pinned } },
+    );
+    return result;
+  }
+}
+
+/** Run `work` on every item, at most `limit` at once; the first rejection rejects. */
+async function inPool<T>(items: T[], limit: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
