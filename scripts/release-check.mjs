@@ -83,7 +83,11 @@ function inspect(name, files, pkg, versions) {
     `${name}: every file exports/bin/types name is packed`,
     missing.join("\n"),
   );
-  const tests = files.filter((file) => /\.test\.[cm]?[jt]s$|(^|\/)__fixtures__\//.test(file));
+  // The template the CLI carries keeps its own tests: a created project runs them.
+  const tests = files.filter(
+    (file) =>
+      /\.test\.[cm]?[jt]s$|(^|\/)__fixtures__\//.test(file) && !file.startsWith("dist/template/"),
+  );
   report(tests.length === 0, `${name}: no test files packed`, tests.join("\n"));
   const wrong = Object.entries({ ...pkg.dependencies, ...pkg.peerDependencies })
     .filter(([dep]) => dep.startsWith("@platform/"))
@@ -104,8 +108,41 @@ function inspect(name, files, pkg, versions) {
   report(local.length === 0, `${name}: no file:/link:/workspace: dependency`, local.join("\n"));
 }
 
+/**
+ * The name on the registry is free, or it is ours (the same repository). A name someone else
+ * owns is the worst failure of all: a user following our docs would install their code.
+ */
+async function checkName(pkg) {
+  const viewed = await run("npm", [
+    "view",
+    pkg.name,
+    "name",
+    "description",
+    "repository.url",
+    "versions",
+    "--json",
+  ]);
+  if (viewed.code !== 0 && /E404/.test(viewed.output)) {
+    return report(true, `${pkg.name}: the name is free on the registry`);
+  }
+  let info = {};
+  try {
+    info = JSON.parse(viewed.output);
+  } catch {
+    return report(false, `${pkg.name}: npm view answered`, viewed.output);
+  }
+  const ours = info["repository.url"] === pkg.repository?.url;
+  const versions = [].concat(info.versions ?? []).join(", ");
+  return report(
+    ours,
+    `${pkg.name}: the name on the registry is this project's`,
+    `it belongs to another project: "${info.description ?? ""}" (${info["repository.url"] ?? "no repository"}), versions ${versions}`,
+  );
+}
+
 async function checkPackage({ dir, pkg }, into, versions) {
   const name = `${pkg.name}@${pkg.version}`;
+  await checkName(pkg);
   const packed = await run("npm", ["pack", "--json", "--pack-destination", into], join(repo, dir));
   if (!report(packed.code === 0, `${name}: npm pack`, packed.output)) return;
   const [info] = JSON.parse(packed.output.slice(packed.output.indexOf("[")));
