@@ -1,14 +1,14 @@
 import { defineConfig, type Options } from "tsup";
 
 /**
- * The one build recipe every package extends: ESM only, Node 20, declarations on,
+ * The one build recipe every package extends: ESM only, Node 22 (the oldest supported line), declarations on,
  * dependencies left external (npm installs them next to the package).
  */
 export function packageBuild(overrides: Options = {}) {
   return defineConfig({
     entry: ["src/index.ts"],
     format: ["esm"],
-    target: "node20",
+    target: "node22",
     platform: "node",
     dts: true,
     sourcemap: true,

@@ -4,6 +4,7 @@
 import { type Figure, printFigure, withOtherLoad } from "./_figure.js";
 import { agentEvalEventsFigure } from "./figures/agent-eval-events.js";
 import { agentEvalThroughputFigure } from "./figures/agent-eval-throughput.js";
+import { asyncContextFigure } from "./figures/async-context.js";
 import { brokerFigure } from "./figures/broker.js";
 import { chainMetagraphFigure, chainWeightsLatencyFigure } from "./figures/chain.js";
 import { harnessOverheadFigure } from "./figures/harness-overhead.js";
@@ -27,6 +28,7 @@ const FIGURES: Figure[] = [
   sr25519VerifyPoolFigure,
   httpKitFigure,
   proxyFigure,
+  asyncContextFigure,
   proxyShapesFigure,
   proxySseFigure,
   masterRssFigure,
@@ -44,8 +46,12 @@ const FIGURES: Figure[] = [
 ];
 
 const filters = process.argv.slice(2);
+// A filter that is a figure's whole name selects that figure alone (`proxy` is not also
+// `proxy-sse`); any other filter selects every figure whose name contains it.
+const matches = (name: string, filter: string) =>
+  FIGURES.some((figure) => figure.name === filter) ? name === filter : name.includes(filter);
 const selected = FIGURES.filter(
-  (figure) => filters.length === 0 || filters.some((f) => figure.name.includes(f)),
+  (figure) => filters.length === 0 || filters.some((f) => matches(figure.name, f)),
 );
 if (selected.length === 0) {
   console.error(

@@ -36,13 +36,16 @@ const evalWorker = packageBuild({
   entry: { "eval-worker": "src/eval-worker.ts" },
   dts: false,
   clean: false,
-  noExternal: [/.*/],
+  // Everything inside but ssh2's native binding, left to its try/catch `require` (below).
+  noExternal: [/^(?!.*sshcrypto\.node$)/],
+  external: [/sshcrypto\.node$/],
   esbuildOptions(options) {
     options.conditions = ["@platform/source"];
   },
   // ssh2 (under dockerode) tries two optional native speed-ups in a try/catch and runs without
-  // them: cpu-features stays out, and the sshcrypto-*.node tsup copies beside the bundle is not
-  // needed (the image takes the one .js file).
+  // them: both stay out of the bundle. Their install scripts do not run (allowScripts, see
+  // docs/decisions.md "A quiet install"), so sshcrypto.node is not even built; when it is, the
+  // image would not take it anyway (it takes the one .js file).
   esbuildPlugins: [
     {
       name: "no-cpu-features",

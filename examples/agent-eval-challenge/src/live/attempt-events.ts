@@ -273,7 +273,5 @@ function longestPrefixWithin(text: string, room: number): string {
  * (refused as an invalid escape); both become U+FFFD.
  */
 function storable(text: string): string {
-  // Node 20 has String.prototype.toWellFormed; the compile target's lib predates it.
-  const wellFormed = (text as unknown as { toWellFormed(): string }).toWellFormed();
-  return wellFormed.replaceAll("\u0000", "\uFFFD");
+  return text.toWellFormed().replaceAll("\u0000", "\uFFFD");
 }

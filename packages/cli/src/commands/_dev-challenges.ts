@@ -143,23 +143,20 @@ export function pickChallenge(module: Record<string, unknown>, path: string): De
 let tsxRegistered = false;
 
 /**
- * Import a challenge module written in TypeScript. Run from sources, the CLI already has tsx's
- * loader; the built CLI registers it on first need. Globally, not in a tsx namespace: a namespace
- * gives the module its own copies of every package it imports (two @polkadot/util, two SDKs).
+ * Import a challenge module. TypeScript goes through tsx's loader, registered on first need
+ * (globally, not in a tsx namespace: a namespace gives the module its own copies of every
+ * package it imports, two @polkadot/util, two SDKs). Never Node's own type stripping (on by
+ * default from 22.18): it does not map a `./identity.js` import to `identity.ts`, which is how
+ * every TypeScript ES module spells its imports, so it fails where tsx succeeds. Registering
+ * again when the CLI already runs under tsx (from its sources) is harmless.
  */
 export async function importModule(path: string): Promise<Record<string, unknown>> {
-  const url = pathToFileURL(path).href;
-  try {
-    return (await import(url)) as Record<string, unknown>;
-  } catch (error) {
-    if ((error as { code?: string }).code !== "ERR_UNKNOWN_FILE_EXTENSION" || tsxRegistered)
-      throw error;
+  if (/\.[cm]?tsx?$/.test(path) && !tsxRegistered) {
+    const { register } = await import("tsx/esm/api");
+    register();
+    tsxRegistered = true;
   }
-  const { register } = await import("tsx/esm/api");
-  register();
-  tsxRegistered = true;
-  // Node remembers the failed import of `url`: ask for the module under another URL.
-  return (await import(`${url}?tsx`)) as Record<string, unknown>;
+  return (await import(pathToFileURL(path).href)) as Record<string, unknown>;
 }
 
 /** The image a project names in challenge.config.json (next to its src/), or null. */

@@ -75,11 +75,15 @@ class NodeRequest {
     return new Request(this[kReal]().clone(), { signal: this.signal });
   }
 
-  /** The real Request, built once: what the body, clone and every other member read. */
-  [kReal](): Request {
+  /**
+   * The real Request, built once: what the body, clone and every other member read. With
+   * `signal` when it stands in for this request (see {@link nodeRequest}).
+   */
+  [kReal](signal?: AbortSignal): Request {
     if (this.#real === undefined) {
       const method = this.method;
       const init: RequestInit & { duplex?: "half" } = { method, headers: this.headers };
+      if (signal) init.signal = signal;
       if (this.#body !== undefined) {
         init.body = this.#body;
         init.duplex = "half";
@@ -90,7 +94,7 @@ class NodeRequest {
   }
 }
 
-type Delegating = Record<PropertyKey, unknown> & { [kReal](): Request };
+type Delegating = Record<PropertyKey, unknown> & { [kReal](signal?: AbortSignal): Request };
 const prototype = NodeRequest.prototype as unknown as Delegating;
 
 // Every other member of Request (text(), json(), arrayBuffer(), mode, cache, ...) answers from
@@ -135,9 +139,31 @@ for (const slot of Object.getOwnPropertySymbols(sample)) {
 Object.setPrototypeOf(NodeRequest.prototype, Request.prototype);
 
 /**
+ * Whether undici reads another Request's state through the slots forwarded above. Node 22 and
+ * 24's undici keeps it under symbols; Node 26's (undici 8) in private fields, which no other
+ * object can have: there `new Request(shim)` and `fetch(shim)` would fail (or read the shim as a
+ * URL), so the adapter hands handlers a real Request instead and the laziness is lost. Probed
+ * once, not read off a version number, so a future undici decides by what it does.
+ */
+const SHIM_IS_WHOLE = (() => {
+  try {
+    const req = { method: "GET", rawHeaders: ["x-probe", "1"] } as unknown as IncomingMessage;
+    const res = { closed: true, writableFinished: true } as unknown as ServerResponse;
+    const shim = new NodeRequest(req, res, "http://probe.invalid/") as unknown as Request;
+    return new Request(shim).headers.get("x-probe") === "1";
+  } catch {
+    return false;
+  }
+})();
+
+/**
  * A Request over `req` whose URL is `url` (already resolved against the server's origin).
  * `res` tells its signal when the client went away.
  */
 export function nodeRequest(req: IncomingMessage, res: ServerResponse, url: string): Request {
-  return new NodeRequest(req, res, url) as unknown as Request;
+  const shim = new NodeRequest(req, res, url);
+  if (SHIM_IS_WHOLE) return shim as unknown as Request;
+  // A real Request with the same parts: the body stream already flowing, the signal that
+  // follows the response.
+  return shim[kReal](shim.signal);
 }

@@ -4,10 +4,11 @@ import type { IncomingMessage } from "node:http";
 
 /**
  * The request body as a web stream, with backpressure (the socket is paused while the stream's
- * queue is full). Not `Readable.toWeb(req)`: on Node 20, cancelling that stream (a 413, a proxy
- * whose upstream failed) makes it enqueue into a closed controller and throw an uncaught
- * ERR_INVALID_STATE. Cancelling this one just stops listening; the adapter then closes the
- * connection instead of leaving unread bytes on a keep-alive socket.
+ * queue is full). Not `Readable.toWeb(req)`: on Node 22 (and 20; not 26), cancelling that
+ * stream while a chunk is on its way (a 413, a proxy whose upstream failed) makes it enqueue
+ * into a closed controller and throw an uncaught ERR_INVALID_STATE (nodejs/node#64529).
+ * Cancelling this one just stops listening; the adapter then closes the connection instead of
+ * leaving unread bytes on a keep-alive socket.
  */
 export function requestBodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
   let done = false;

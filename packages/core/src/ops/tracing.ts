@@ -56,8 +56,8 @@ export interface StartTracingOptions {
   /**
    * How a span's context reaches the code it covers. `"async"` (default): the SDK's
    * AsyncLocalStorage carries it across `await`, so every span made inside (a database query, an
-   * outgoing request) finds its parent. `"explicit"`: no AsyncLocalStorage (on Node 20 it makes
-   * every async resource of the process dearer); a span is active only for the synchronous call,
+   * outgoing request) finds its parent. `"explicit"`: no AsyncLocalStorage (up to Node 22 it
+   * makes every async resource of the process dearer; from 24 it costs little); a span is active only for the synchronous call,
    * and code passes the context on itself: `withSpan`'s callback gets it, and `startSpan`,
    * `withSpan` and `injectTraceHeaders` take it as their parent ({@link requestTraceContext} is a
    * kit request's). The master uses it; a process that also serves challenges must not.
