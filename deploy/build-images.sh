@@ -39,10 +39,12 @@ postgres_repo=${POSTGRES_IMAGE_REPO:-platform/postgres}
 cache_root=${DEPLOY_IMAGE_CACHE:-${XDG_CACHE_HOME:-/var/cache}/platform-deploy}
 # Node, pinned: the version the project's engines accept and CI runs, and the registry's sha512
 # of each architecture's package (what `npm view node-linux-<arch>@<version> dist.integrity`
-# answers). A tarball whose digest differs is refused.
-node_version=20.20.2
+# answers). A tarball whose digest differs is refused. The same version as .ci/node.sh's default
+# line (docs/decisions.md, "Node 26 by default"): the image runs what the suite tested.
+node_version=26.12.1
 declare -A node_integrity=(
-  [x64]=sha512-PeHQM8wAdmHtZA1mBocygZxs5LiUWtsJezQTkBd0iY987KpGrD1O2tVEydvMZiuXceRanxt7rjTnDEBwOPujoQ==
+  [x64]=sha512-jk5LMAmgHlPlPMWpsUrSOqNaEZG+11UNd35hWQ+p5/XGaelWuTqJ69IcAy/5xtPPN4d5ZRBNOGB6gLMCh2kL9A==
+  [arm64]=sha512-8Oxs6Y7rDcKufVIM/zYRSwytj46WOrZk7yFCLTKDcs17bBjAeD9HMAqo97hMfMyxozIud0S4vZCs5WB/3iavNQ==
 )
 # Bump when a root recipe changes in a way the inputs hash does not show.
 master_recipe=1
