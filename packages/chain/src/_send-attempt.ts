@@ -54,17 +54,14 @@ export function createSender(
   ): Promise<PreparedCommit> => {
     const { tempo, revealPeriodEpochs } = commit.state;
     const least = minRoundMarginBlocks(tempo);
-    let now = await readBestTime(client, { signal });
-    for (
-      let waited = 0;
-      waited < least &&
-      roundMarginBlocks(netuid, tempo, revealPeriodEpochs, now.best.number) < least;
-      waited++
-    ) {
+    let now = await readBestTime(client, { signal, netuid });
+    const margin = () =>
+      roundMarginBlocks(now.schedule ?? commit.state.schedule, revealPeriodEpochs);
+    for (let waited = 0; waited < least && margin() < least; waited++) {
       await client.waitForHead(now.best.number + 1, { signal }).catch((error) => {
         if (error instanceof ChainError && error.kind === "aborted") throw error;
       });
-      now = await readBestTime(client, { signal });
+      now = await readBestTime(client, { signal, netuid });
     }
     const state = advanceCommitState(netuid, commit.state, now);
     if (state === commit.state) return commit;
