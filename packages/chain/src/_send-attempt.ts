@@ -15,6 +15,7 @@ import {
   readBestTime,
   roundMarginBlocks,
 } from "./commit-reveal.js";
+import { poolRejection } from "./pool-rejection.js";
 import type { SubmissionRecord } from "./submission-store.js";
 import { CommitRevealEnabledError, localCheckError } from "./subnet-rules.js";
 import { timelockEncrypt } from "./timelock.js";
@@ -240,7 +241,14 @@ export function createSender(
       if (items[0]?.kind !== "status") {
         const refused = rpcError(firstError);
         if (refused) {
-          return final(settled(await store.settle(row.id, { status: "failed", error: refused })));
+          // Named as the chain names it (`RateLimitExceeded`, `StakeAmountTooLow`...), with what
+          // to do: the pool's `Custom(n)` alone tells an operator nothing.
+          const rejection = poolRejection(refused);
+          const error = rejection
+            ? { code: refused.code, name: rejection.name, message: rejection.message }
+            : refused;
+          log.error(`the node's pool refused ${what}`, { id: row.id, netuid, ...error });
+          return final(settled(await store.settle(row.id, { status: "failed", error })));
         }
         log.warn("the submission failed without a pool error; reconciling from the chain", {
           id: row.id,

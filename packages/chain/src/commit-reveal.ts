@@ -481,7 +481,8 @@ const matchesEvent = (r: EventRecord, method: string) =>
  *   was never stored, else `pulse_late`;
  * - taken out inside the reveal epoch with no event (the chain only logs why):
  *   `decryption_failed` when it was encrypted to another key than `Drand.BeaconConfig`'s,
- *   `payload_refused` when the weights fail `set_weights`' checks as the chain stood at `D - 1`,
+ *   `stake_too_low` when the hotkey's stake was below `StakeThreshold` at `D - 1`,
+ *   `payload_refused` when the weights fail `set_weights`' other checks as the chain stood then,
  *   else `dropped_at_reveal`.
  * When the node no longer has the state to tell, `unverifiable`.
  */
@@ -711,7 +712,11 @@ export async function trackReveal(
     }
     let refusal: string | undefined;
     try {
-      const rules = await readSubnetRules(client, netuid, { ...options, at: facts.before });
+      const rules = await readSubnetRules(client, netuid, {
+        ...options,
+        at: facts.before,
+        hotkey: row.hotkey,
+      });
       const check = checkRevealedWeights(
         rules,
         row.hotkey,
@@ -725,6 +730,13 @@ export async function trackReveal(
         id: row.id,
         error: (error as Error).message,
       });
+    }
+    if (refusal === "NotEnoughStakeToSetWeights") {
+      return settled(
+        "unrevealed",
+        "stake_too_low",
+        `the chain decrypted it in block ${d} but the hotkey's stake was below StakeThreshold then (no event; the chain only logs this): stake more to the hotkey`,
+      );
     }
     if (refusal) {
       return settled(

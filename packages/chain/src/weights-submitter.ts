@@ -351,7 +351,10 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
     snapshot: WeightsSnapshot,
     opts: SubmitOptions = {},
   ): Promise<PreparedWeights> => {
-    const rules = await readSubnetRules(client, netuid, { signal: opts.signal });
+    const rules = await readSubnetRules(client, netuid, {
+      signal: opts.signal,
+      hotkey: keypair.publicKey,
+    });
     const ownUid = rules.uidsByKey.get(u8aToHex(keypair.publicKey));
     const built = buildWeights(snapshot.hotkeys, rules, { burnUid, ownUid, log });
     if (built.allBurn && !options.allowBurn) {
@@ -432,7 +435,10 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
     },
     async submitVector(vector, opts = {}) {
       await reconcile({ wait: true, signal: opts.signal });
-      const rules = await readSubnetRules(client, netuid, { signal: opts.signal });
+      const rules = await readSubnetRules(client, netuid, {
+        signal: opts.signal,
+        hotkey: keypair.publicKey,
+      });
       const result = await prepared(
         rules,
         {
