@@ -32,6 +32,7 @@ interface CounterDev {
   deferEpoch(netuid: number, times?: number): void;
   skipEpoch(netuid: number, times?: number): void;
   triggerEpoch(netuid: number, at?: number): Promise<number>;
+  upgradeRuntime(runtime?: string): Promise<number>;
 }
 
 const TEMPO = 9;
@@ -147,7 +148,9 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
 
   it("follows deferred, skipped and triggered epochs", async (context) => {
     skipUnlessCounter(context);
-    node.deferEpoch?.(2, 2);
+    // One deferral (the per-block cap defers by one block; each one the prediction cannot see
+    // takes a block of the round's 3-block margin), one skipped epoch, and a trigger.
+    node.deferEpoch?.(2, 1);
     node.skipEpoch?.(2, 1);
     let triggered = false;
     const outcome = await run(2, {
@@ -198,5 +201,50 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
       /^NotEnoughStakeToSetWeights: .*StakeAmountTooLow.*stake 10, threshold 1000000/,
     );
     expect(await submitter.store.recent({ netuid: 4, hotkey: keys.alice.address })).toEqual([]);
+  });
+
+  it("follows a commit made on spec 393 through an upgrade to the counter runtime", async (context) => {
+    skipUnlessCounter(context);
+    // A node of its own on the spec-393 runtime, upgraded while the commit awaits its reveal.
+    const old = (await chainNode(cleanup, {
+      tempo: TEMPO,
+      subnetDefaults: { CommitRevealWeightsEnabled: true, WeightsSetRateLimit: 0 },
+      runtime: "spec393",
+    } as unknown as LocalSubtensorOptions)) as LocalSubtensor & Partial<CounterDev>;
+    const { alice, bob, charlie } = keys;
+    await old.registerNeuron(1, alice.address, true);
+    await old.registerNeuron(1, bob.address);
+    await old.registerNeuron(1, charlie.address);
+    await untilFinal(old);
+    const oldClient = chainClient(cleanup, [old.url]);
+    const models: string[] = [];
+    let upgraded: Promise<number> | undefined;
+    const outcome = await run(1, {
+      client: oldClient,
+      onEvent: (event) => {
+        if (event.type === "settled" && !upgraded) upgraded = old.upgradeRuntime?.("spec424");
+      },
+    });
+    expect(outcome).toMatchObject({ exitCode: 0, reason: "confirmed" });
+    if (outcome.reason !== "confirmed") throw new Error(outcome.reason);
+    const upgradeBlock = await upgraded;
+    const record = outcome.submission;
+    expect(record).toMatchObject({ kind: "commit", status: "revealed" });
+    // Committed under the formula's key before the upgrade, revealed after it by the counter
+    // the migration seeded from that formula.
+    const included = record.finalizedBlock?.number as number;
+    const revealed = record.commit?.revealBlock?.number as number;
+    expect(included).toBeLessThanOrEqual(upgradeBlock as number);
+    expect(revealed).toBeGreaterThan(upgradeBlock as number);
+    for (const n of [included, revealed]) {
+      models.push(
+        await oldClient.call(
+          "runtime",
+          async (api) =>
+            runtimeFeatures(await api.at((await api.rpc.chain.getBlockHash(n)).toHex())).epochModel,
+        ),
+      );
+    }
+    expect(models).toEqual(["block-number", "counter"]);
   });
 });
