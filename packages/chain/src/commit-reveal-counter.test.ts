@@ -60,7 +60,7 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
     );
     if (!counter) return;
     const { alice, bob, charlie } = keys;
-    for (const netuid of [1, 2, 3, 4]) {
+    for (const netuid of [1, 2, 3, 4, 5]) {
       await node.registerNeuron(netuid, alice.address, true);
       await node.registerNeuron(netuid, bob.address);
       await node.registerNeuron(netuid, charlie.address);
@@ -201,6 +201,27 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
       /^NotEnoughStakeToSetWeights: .*StakeAmountTooLow.*stake 10, threshold 1000000/,
     );
     expect(await submitter.store.recent({ netuid: 4, hotkey: keys.alice.address })).toEqual([]);
+  });
+
+  it("reports a commit dropped at reveal for a stake below StakeThreshold as stake_too_low", async (context) => {
+    skipUnlessCounter(context);
+    // StakeThreshold is chain-wide: enough stake to commit, then too little by the reveal.
+    await node.setHyperparameter(5, "StakeThreshold" as never, 1_000_000);
+    await node.setStake?.(5, keys.alice.address, 2_000_000);
+    await untilFinal(node);
+    let lowered: Promise<void> | undefined;
+    const outcome = await run(5, {
+      onEvent: (event) => {
+        if (event.type === "settled" && !lowered) {
+          lowered = node.setStake?.(5, keys.alice.address, 10);
+        }
+      },
+    });
+    await lowered;
+    expect(outcome).toMatchObject({ exitCode: 1, reason: "failed" });
+    if (outcome.reason !== "failed") throw new Error(outcome.reason);
+    expect(outcome.submission?.commit).toMatchObject({ cause: "stake_too_low" });
+    expect(outcome.submission?.commit?.detail).toMatch(/StakeThreshold.*stake more/);
   });
 
   it("follows a commit made on spec 393 through an upgrade to the counter runtime", async (context) => {

@@ -13,6 +13,7 @@ import {
   runtimeFeatures,
 } from "./epoch-model.js";
 import { firstBlockOfEpoch } from "./rules/epoch.js";
+import { readSubnetRules } from "./subnet-rules.js";
 import { revealRound } from "./weights-tlock-payload.js";
 
 const formula = (block: number, tempo = 9, netuid = 1): EpochSchedule => ({
@@ -131,6 +132,12 @@ describe("the epoch model chosen by a running local subtensor", () => {
     expect(schedule.specVersion).toBe(features.specVersion);
     expect(schedule.tempo).toBe(9);
     expect(features.ownerExempt).toBe(features.specVersion >= 401);
+    // The rules carry the runtime, the owner's uid and the hotkey's stake check.
+    const rules = await readSubnetRules(client, 1, {
+      hotkey: "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY",
+    });
+    expect(rules.runtime).toEqual(features);
+    expect(rules.stake).toMatchObject({ threshold: 0n, meets: true });
     if (features.specVersion < 423) {
       // The spec-393 runtime: no SubnetEpochIndex, the formula.
       expect(features.epochModel).toBe("block-number");
