@@ -15,6 +15,7 @@ import {
   readBestTime,
   roundMarginBlocks,
 } from "./commit-reveal.js";
+import { poolRejection } from "./pool-rejection.js";
 import type { SubmissionRecord } from "./submission-store.js";
 import { CommitRevealEnabledError, localCheckError } from "./subnet-rules.js";
 import { timelockEncrypt } from "./timelock.js";
@@ -54,17 +55,14 @@ export function createSender(
   ): Promise<PreparedCommit> => {
     const { tempo, revealPeriodEpochs } = commit.state;
     const least = minRoundMarginBlocks(tempo);
-    let now = await readBestTime(client, { signal });
-    for (
-      let waited = 0;
-      waited < least &&
-      roundMarginBlocks(netuid, tempo, revealPeriodEpochs, now.best.number) < least;
-      waited++
-    ) {
+    let now = await readBestTime(client, { signal, netuid });
+    const margin = () =>
+      roundMarginBlocks(now.schedule ?? commit.state.schedule, revealPeriodEpochs);
+    for (let waited = 0; waited < least && margin() < least; waited++) {
       await client.waitForHead(now.best.number + 1, { signal }).catch((error) => {
         if (error instanceof ChainError && error.kind === "aborted") throw error;
       });
-      now = await readBestTime(client, { signal });
+      now = await readBestTime(client, { signal, netuid });
     }
     const state = advanceCommitState(netuid, commit.state, now);
     if (state === commit.state) return commit;
@@ -243,7 +241,14 @@ export function createSender(
       if (items[0]?.kind !== "status") {
         const refused = rpcError(firstError);
         if (refused) {
-          return final(settled(await store.settle(row.id, { status: "failed", error: refused })));
+          // Named as the chain names it (`RateLimitExceeded`, `StakeAmountTooLow`...), with what
+          // to do: the pool's `Custom(n)` alone tells an operator nothing.
+          const rejection = poolRejection(refused);
+          const error = rejection
+            ? { code: refused.code, name: rejection.name, message: rejection.message }
+            : refused;
+          log.error(`the node's pool refused ${what}`, { id: row.id, netuid, ...error });
+          return final(settled(await store.settle(row.id, { status: "failed", error })));
         }
         log.warn("the submission failed without a pool error; reconciling from the chain", {
           id: row.id,

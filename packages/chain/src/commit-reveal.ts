@@ -8,6 +8,15 @@ import { blake2AsHex } from "@polkadot/util-crypto";
 import type { BlockRef, CallOptions, ChainClient } from "./chain-client.js";
 import { ChainError } from "./chain-client.js";
 import { DRAND_QUICKNET, decodeBeaconPublicKey } from "./drand-beacon.js";
+import {
+  advanceSchedule,
+  commitEpochIn,
+  type EpochSchedule,
+  epochOfBlock,
+  plannedRevealBlock,
+  readEpochSchedule,
+  revealRoundFor,
+} from "./epoch-model.js";
 import { epochIndex, firstBlockOfEpoch, shouldRunEpoch } from "./rules/epoch.js";
 import type { RevealCause, RevealSettlement, SubmissionRecord } from "./submission-store.js";
 import {
@@ -17,11 +26,12 @@ import {
   readSubnetRules,
   type SubnetRules,
 } from "./subnet-rules.js";
-import { revealRound, SECURITY_BLOCK_OFFSET } from "./weights-tlock-payload.js";
+import { SECURITY_BLOCK_OFFSET } from "./weights-tlock-payload.js";
 
-// Commit-reveal v4 as a validator drives it (subtensor v3.3.13-393, the block-number epoch model):
-// which beacon key a commit is encrypted to, the drand round and epochs it is locked to, and how
-// its reveal is confirmed from the chain's own storage and events.
+// Commit-reveal v4 as a validator drives it: which beacon key a commit is encrypted to, the drand
+// round and epochs it is locked to, and how its reveal is confirmed from the chain's own storage
+// and events. Every epoch is computed by the epoch model the runtime runs (epoch-model.ts): the
+// spec-393 block-number formula, or the counter of v3.4.8-423 on.
 
 /** The payload version this validator encrypts (`WeightsTlockPayload` with the hotkey). */
 export const COMMIT_REVEAL_VERSION = 4;
@@ -149,32 +159,27 @@ export async function resolveBeacon(
 }
 
 /**
- * The epoch a commit included in `block` is stored under: the block's epoch, or the next one
- * when `block` runs the subnet's epoch (`internal_commit_timelocked_weights`).
+ * On the spec-393 block-number model: the epoch a commit included in `block` is stored under,
+ * the block's epoch or the next one when `block` runs the subnet's epoch
+ * (`internal_commit_timelocked_weights`). `commitEpochIn` gives it on either model.
  */
 export function commitEpochOf(netuid: number, tempo: number, block: number): number {
   return epochIndex(netuid, tempo, block) + (shouldRunEpoch(netuid, tempo, block) ? 1 : 0);
 }
 
-/** The first block whose commits are stored under `epoch` (the one that runs epoch - 1). */
+/** Block-number model: the first block whose commits go to `epoch` (the one running epoch - 1). */
 export function firstCommitBlockOf(netuid: number, tempo: number, epoch: number): number {
   return Math.max(0, firstBlockOfEpoch(netuid, tempo, epoch) - 1);
 }
 
 /**
- * Blocks between the best head and the block whose pulse a commit built on it is locked to (the
- * round's margin: everything between building and inclusion must fit in it). The formula aims 3
- * blocks into the reveal epoch of the best block's epoch, so the margin is `tempo + 4` blocks at
- * an epoch's first block and shrinks to 4 at its last one.
+ * Blocks between the best head (the schedule's block) and the block whose pulse a commit built on
+ * it is locked to (the round's margin: everything between building and inclusion must fit in it).
+ * The round aims 3 blocks past the first block of the reveal epoch, so on the block-number model
+ * the margin is `tempo + 4` blocks at an epoch's first block and shrinks to 4 at its last one.
  */
-export function roundMarginBlocks(
-  netuid: number,
-  tempo: number,
-  revealPeriodEpochs: number,
-  best: number,
-): number {
-  const reveal = epochIndex(netuid, tempo, best) + revealPeriodEpochs;
-  return firstBlockOfEpoch(netuid, tempo, reveal) + SECURITY_BLOCK_OFFSET - best;
+export function roundMarginBlocks(schedule: EpochSchedule, revealPeriodEpochs: number): number {
+  return plannedRevealBlock(schedule, revealPeriodEpochs) + SECURITY_BLOCK_OFFSET - schedule.block;
 }
 
 /**
@@ -196,6 +201,8 @@ export interface CommitState {
   revealPeriodEpochs: number;
   /** `Tempo(netuid)` at the best head. */
   tempo: number;
+  /** The subnet's epoch schedule at the best head, in the model the runtime runs. */
+  schedule: EpochSchedule;
   /** `Timestamp.Now` of the best head (Unix ms): "now" on the chain's own clock. */
   nowMs: number;
   /** Seconds per block used for the reveal round (see {@link readCommitState}). */
@@ -283,19 +290,17 @@ export async function readCommitState(
       const span = Math.min(8, best.number);
       const pastHash =
         span > 0 ? (await api.rpc.chain.getBlockHash(best.number - span)).toHex() : best.hash;
-      const [tempo, revealPeriod, version, now, past, lastStored, beaconConfig] = await Promise.all(
-        [
-          primitive(api, "subtensorModule", "tempo", best.hash, netuid),
+      const [schedule, revealPeriod, version, now, past, lastStored, beaconConfig] =
+        await Promise.all([
+          readEpochSchedule(api, best, netuid),
           primitive(api, "subtensorModule", "revealPeriodEpochs", best.hash, netuid),
           primitive(api, "subtensorModule", "commitRevealWeightsVersion", best.hash),
           primitive(api, "timestamp", "now", best.hash),
           primitive(api, "timestamp", "now", pastHash),
           primitive(api, "drand", "lastStoredRound", best.hash),
           storageEntry(api, "drand", "beaconConfig").at(best.hash),
-        ],
-      );
-      const tempoNow = Number(tempo);
-      const targetEpoch = commitEpochOf(netuid, tempoNow, best.number + 1);
+        ]);
+      const targetEpoch = commitEpochIn(schedule, best.number + 1);
       const stored = await readStoredCommits(api, best.hash, netuid, targetEpoch);
       let blockTimeSeconds = options.blockTimeSeconds;
       if (blockTimeSeconds === undefined) {
@@ -309,7 +314,8 @@ export async function readCommitState(
         best,
         commitRevealVersion: Number(version),
         revealPeriodEpochs: Number(revealPeriod),
-        tempo: tempoNow,
+        tempo: schedule.tempo,
+        schedule,
         nowMs: Number(now),
         blockTimeSeconds,
         lastStoredRound: BigInt(lastStored),
@@ -325,38 +331,52 @@ export async function readCommitState(
   );
 }
 
-/** The best head and its `Timestamp.Now`, read now. */
+/** A best head, its `Timestamp.Now` and (given a netuid) the subnet's epoch schedule there. */
+export interface BestTime {
+  best: BlockRef;
+  nowMs: number;
+  schedule?: EpochSchedule | undefined;
+}
+
+/** The best head and its `Timestamp.Now`, read now; with `netuid`, the schedule there too. */
 export async function readBestTime(
   client: ChainClient,
-  options: CallOptions = {},
-): Promise<{ best: BlockRef; nowMs: number }> {
+  options: CallOptions & { netuid?: number } = {},
+): Promise<BestTime> {
   return client.call(
     "reading the best head and its time",
     async (api) => {
       const header = await api.rpc.chain.getHeader();
       const best = { number: header.number.toNumber(), hash: header.hash.toHex() };
-      return { best, nowMs: Number(await primitive(api, "timestamp", "now", best.hash)) };
+      const [now, schedule] = await Promise.all([
+        primitive(api, "timestamp", "now", best.hash),
+        options.netuid === undefined ? undefined : readEpochSchedule(api, best, options.netuid),
+      ]);
+      return { best, nowMs: Number(now), schedule };
     },
     options,
   );
 }
 
 /**
- * `state` moved to a newer best head (and its time): the epoch a commit goes to follows it.
- * Everything else (version, reveal period, tempo, rate limit) was checked at the older head and
- * only a later head can pass it more easily.
+ * `state` moved to a newer best head (and its time, and its schedule when read there; else the
+ * old schedule run forward): the epoch a commit goes to follows it. Everything else (version,
+ * reveal period, rate limit) was checked at the older head and only a later head can pass it
+ * more easily.
  */
-export function advanceCommitState(
-  netuid: number,
-  state: CommitState,
-  at: { best: BlockRef; nowMs: number },
-): CommitState {
+export function advanceCommitState(_netuid: number, state: CommitState, at: BestTime): CommitState {
   if (at.best.number <= state.best.number) return state;
-  const targetEpoch = commitEpochOf(netuid, state.tempo, at.best.number + 1);
+  const schedule =
+    at.schedule && at.schedule.block === at.best.number
+      ? at.schedule
+      : advanceSchedule(state.schedule, at.best.number);
+  const targetEpoch = commitEpochIn(schedule, at.best.number + 1);
   return {
     ...state,
     best: at.best,
     nowMs: at.nowMs,
+    tempo: schedule.tempo,
+    schedule,
     targetEpoch,
     ownCommitsInTargetEpoch: targetEpoch === state.targetEpoch ? state.ownCommitsInTargetEpoch : 0,
   };
@@ -372,19 +392,17 @@ export interface CommitPlan {
 }
 
 /**
- * The reveal round by bittensor-drand's formula (spec-393 epoch model) from the best block, the
- * subnet's tempo and reveal period, the block time and the best block's `Timestamp.Now`, on the
- * beacon's schedule; and the epochs the commit goes to.
+ * The reveal round for the best block's schedule (bittensor-drand 1.2's formula on the
+ * block-number model, 2.0's `generate_commit_v2` on the counter), from the subnet's reveal
+ * period, the block time and the best block's `Timestamp.Now`, on the beacon's schedule; and the
+ * epochs the commit goes to.
  */
 export function planCommit(
-  netuid: number,
+  _netuid: number,
   state: CommitState,
   beacon: Pick<BeaconChoice, "genesisTime" | "period">,
 ): CommitPlan {
-  const round = revealRound({
-    currentBlock: state.best.number,
-    netuid,
-    tempo: state.tempo,
+  const round = revealRoundFor(state.schedule, {
     revealPeriodEpochs: state.revealPeriodEpochs,
     blockTimeSeconds: state.blockTimeSeconds,
     nowSeconds: state.nowMs / 1000,
@@ -405,9 +423,10 @@ export function expectedWeights(uids: readonly number[], weights: readonly numbe
 }
 
 /**
- * The epoch the chain stored a commit included in block `at` under: the epoch `commitEpochOf`
- * gives with the tempo there, confirmed by finding the commit (by hash) in
- * `TimelockedWeightCommits` at that block; also the reveal period there.
+ * The epoch the chain stored a commit included in block `at` under: the key the epoch model of
+ * that block's runtime gives (`commitEpochIn`), confirmed by finding the commit (by hash) in
+ * `TimelockedWeightCommits` at that block (the neighbouring keys are searched too); also the
+ * reveal period there.
  */
 export async function readCommitEpochs(
   client: ChainClient,
@@ -419,11 +438,11 @@ export async function readCommitEpochs(
   return client.call(
     `reading the epoch of commit ${commitHash} in block ${at.number}`,
     async (api) => {
-      const [tempo, revealPeriod] = await Promise.all([
-        primitive(api, "subtensorModule", "tempo", at.hash, netuid),
+      const [schedule, revealPeriod] = await Promise.all([
+        readEpochSchedule(api, at, netuid),
         primitive(api, "subtensorModule", "revealPeriodEpochs", at.hash, netuid),
       ]);
-      const computed = commitEpochOf(netuid, Number(tempo), at.number);
+      const computed = commitEpochIn(schedule, at.number);
       for (const epoch of [computed, computed + 1, computed - 1]) {
         if (epoch < 0) continue;
         const stored = await readStoredCommits(api, at.hash, netuid, epoch);
@@ -462,7 +481,8 @@ const matchesEvent = (r: EventRecord, method: string) =>
  *   was never stored, else `pulse_late`;
  * - taken out inside the reveal epoch with no event (the chain only logs why):
  *   `decryption_failed` when it was encrypted to another key than `Drand.BeaconConfig`'s,
- *   `payload_refused` when the weights fail `set_weights`' checks as the chain stood at `D - 1`,
+ *   `stake_too_low` when the hotkey's stake was below `StakeThreshold` at `D - 1`,
+ *   `payload_refused` when the weights fail `set_weights`' other checks as the chain stood then,
  *   else `dropped_at_reveal`.
  * When the node no longer has the state to tell, `unverifiable`.
  */
@@ -504,14 +524,14 @@ export async function trackReveal(
     const now = await client.call(
       `looking for commit ${commit.hash} at block ${finalized.number}`,
       async (api) => {
-        const [stored, tempo, revealPeriod] = await Promise.all([
+        const [stored, schedule, revealPeriod] = await Promise.all([
           readStoredCommits(api, finalized.hash, netuid, epoch),
-          primitive(api, "subtensorModule", "tempo", finalized.hash, netuid),
+          readEpochSchedule(api, finalized, netuid),
           primitive(api, "subtensorModule", "revealPeriodEpochs", finalized.hash, netuid),
         ]);
         return {
           present: stored.some((c) => c.hash === commit.hash),
-          tempo: Number(tempo),
+          schedule,
           revealPeriod: Number(revealPeriod),
         };
       },
@@ -523,9 +543,22 @@ export async function trackReveal(
     // epoch's commits only from the first block of their reveal epoch on (to reveal them, then to
     // expire them), so the search starts at the block before it: after a restart that is the
     // recent past, within what a non-archive node still has state for.
-    const revealFirst = firstBlockOfEpoch(netuid, now.tempo, epoch + now.revealPeriod);
-    let lo = Math.max(options.lastPresent ?? 0, included, revealFirst - 1);
+    const floor = Math.max(options.lastPresent ?? 0, included);
+    const revealFirst = await revealEpochStart(
+      client,
+      now.schedule,
+      epoch + now.revealPeriod,
+      options,
+    );
+    let lo = floor;
     let hi = finalized.number;
+    if (revealFirst !== undefined && revealFirst - 1 > floor && revealFirst - 1 < hi) {
+      // On the counter model the start is read back from the chain: use it only if the commit
+      // was indeed still there.
+      if (now.schedule.model === "block-number" || (await present(revealFirst - 1))) {
+        lo = revealFirst - 1;
+      }
+    }
     if (lo >= hi) lo = Math.min(included, hi - 1);
     while (hi - lo > 1) {
       const mid = Math.floor((lo + hi) / 2);
@@ -537,22 +570,31 @@ export async function trackReveal(
       `reading the reveal of commit ${commit.hash} in block ${d}`,
       async (api) => {
         const [hashD, hashBefore] = await Promise.all([hashOf(api, d), hashOf(api, d - 1)]);
-        const [events, before, after, tempo, revealPeriod, beaconConfig, pulse, lastStored, uidAt] =
-          await Promise.all([
-            storageEntry(api, "system", "events").at(hashD) as unknown as Promise<EventRecord[]>,
-            readStoredCommits(api, hashBefore, netuid, epoch),
-            readStoredCommits(api, hashD, netuid, epoch),
-            primitive(api, "subtensorModule", "tempo", hashD, netuid),
-            primitive(api, "subtensorModule", "revealPeriodEpochs", hashD, netuid),
-            storageEntry(api, "drand", "beaconConfig").at(hashD),
-            storageEntry(api, "drand", "pulses").at(hashBefore, commit.revealRound),
-            primitive(api, "drand", "lastStoredRound", hashBefore),
-            row.uid === null
-              ? storageEntry(api, "subtensorModule", "uids")
-                  .at(hashD, netuid, row.hotkey)
-                  .then((v) => (v as Codec).toJSON() as number | null)
-              : Promise.resolve(row.uid),
-          ]);
+        const [
+          events,
+          before,
+          after,
+          schedule,
+          revealPeriod,
+          beaconConfig,
+          pulse,
+          lastStored,
+          uidAt,
+        ] = await Promise.all([
+          storageEntry(api, "system", "events").at(hashD) as unknown as Promise<EventRecord[]>,
+          readStoredCommits(api, hashBefore, netuid, epoch),
+          readStoredCommits(api, hashD, netuid, epoch),
+          readEpochSchedule(api, { number: d, hash: hashD }, netuid),
+          primitive(api, "subtensorModule", "revealPeriodEpochs", hashD, netuid),
+          storageEntry(api, "drand", "beaconConfig").at(hashD),
+          storageEntry(api, "drand", "pulses").at(hashBefore, commit.revealRound),
+          primitive(api, "drand", "lastStoredRound", hashBefore),
+          row.uid === null
+            ? storageEntry(api, "subtensorModule", "uids")
+                .at(hashD, netuid, row.hotkey)
+                .then((v) => (v as Codec).toJSON() as number | null)
+            : Promise.resolve(row.uid),
+        ]);
         const weights =
           uidAt === null || uidAt === undefined
             ? null
@@ -584,7 +626,7 @@ export async function trackReveal(
               after.splice(i, 1);
               return false;
             }),
-          tempo: Number(tempo),
+          schedule,
           revealPeriod: Number(revealPeriod),
           beaconKey: typeof config?.publicKey === "string" ? config.publicKey.toLowerCase() : null,
           pulseStored: !(pulse as Codec).isEmpty,
@@ -612,7 +654,7 @@ export async function trackReveal(
     // drops older ones: which of the two happened to this commit is told by its epoch, never by
     // the block's events (another commit of the hotkey, of the next epoch, may reveal in the
     // very block that expires this one).
-    const epochAtD = epochIndex(netuid, facts.tempo, d);
+    const epochAtD = epochOfBlock(facts.schedule);
     const revealEpoch = epoch + facts.revealPeriod;
     if (epochAtD > revealEpoch) {
       if (!facts.pulseStored) {
@@ -670,7 +712,11 @@ export async function trackReveal(
     }
     let refusal: string | undefined;
     try {
-      const rules = await readSubnetRules(client, netuid, { ...options, at: facts.before });
+      const rules = await readSubnetRules(client, netuid, {
+        ...options,
+        at: facts.before,
+        hotkey: row.hotkey,
+      });
       const check = checkRevealedWeights(
         rules,
         row.hotkey,
@@ -684,6 +730,13 @@ export async function trackReveal(
         id: row.id,
         error: (error as Error).message,
       });
+    }
+    if (refusal === "NotEnoughStakeToSetWeights") {
+      return settled(
+        "unrevealed",
+        "stake_too_low",
+        `the chain decrypted it in block ${d} but the hotkey's stake was below StakeThreshold then (no event; the chain only logs this): stake more to the hotkey`,
+      );
     }
     if (refusal) {
       return settled(
@@ -705,6 +758,40 @@ export async function trackReveal(
     }
     throw error;
   }
+}
+
+/**
+ * The first block of `revealEpoch` (the one whose reveal step takes its commits): the formula's
+ * first block of the epoch; on the counter model, the `LastEpochBlock` that moved the counter to
+ * it, read back from the finalized head one epoch at a time (at most 4). Undefined when it
+ * cannot be told.
+ */
+async function revealEpochStart(
+  client: ChainClient,
+  atFinalized: EpochSchedule,
+  revealEpoch: number,
+  options: CallOptions,
+): Promise<number | undefined> {
+  if (atFinalized.model === "block-number") {
+    return firstBlockOfEpoch(atFinalized.netuid, atFinalized.tempo, revealEpoch);
+  }
+  let schedule: EpochSchedule = atFinalized;
+  for (let step = 0; step < 4 && schedule.model === "counter"; step++) {
+    const index: number = schedule.state.epochIndex;
+    const lastEpochBlock: number = schedule.state.lastEpochBlock;
+    if (index === revealEpoch) return lastEpochBlock;
+    if (index < revealEpoch || lastEpochBlock <= 0) return undefined;
+    const before: number = lastEpochBlock - 1;
+    schedule = await client.call(
+      `reading the epoch schedule at block ${before}`,
+      async (api) => {
+        const hash = (await api.rpc.chain.getBlockHash(before)).toHex();
+        return readEpochSchedule(api, { number: before, hash }, atFinalized.netuid);
+      },
+      options,
+    );
+  }
+  return undefined;
 }
 
 function short(hex: string): string {

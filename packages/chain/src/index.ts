@@ -34,6 +34,13 @@ export {
 } from "./commit-reveal.js";
 export { DRAND_QUICKNET, verifyRoundSignature } from "./drand-beacon.js";
 export {
+  type EpochModelKind,
+  type EpochSchedule,
+  type RuntimeFeatures,
+  readEpochSchedule,
+  runtimeFeatures,
+} from "./epoch-model.js";
+export {
   collectionHealth,
   DEFAULT_GRACE_COLLECTIONS,
   type HealthGate,
@@ -43,6 +50,11 @@ export {
   observingHealthGate,
 } from "./health-gate.js";
 export { MetagraphError, type MetagraphProvider } from "./metagraph-provider.js";
+export {
+  CUSTOM_TRANSACTION_ERRORS,
+  type PoolRejection,
+  poolRejection,
+} from "./pool-rejection.js";
 export {
   type CommitDetail,
   OpenAttemptError,
@@ -89,5 +101,6 @@ export {
   decodeWeightsTlockPayload,
   encodeWeightsTlockPayload,
   revealRound,
+  revealRoundV2,
   type WeightsTlockPayload,
 } from "./weights-tlock-payload.js";

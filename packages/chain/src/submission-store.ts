@@ -32,6 +32,8 @@ export type SubmissionKind = "set_weights" | "commit";
  * - `pulse_late`: the pulse was stored only as the reveal epoch ended
  * - `decryption_failed`: it was taken out in its reveal epoch without an event, and it was
  *   encrypted to another beacon key than the chain's `Drand.BeaconConfig`
+ * - `stake_too_low`: taken out without an event, and the hotkey's stake was below StakeThreshold
+ *   then (the chain checks the minimum stake again when it reveals)
  * - `payload_refused`: taken out without an event, and the weights fail `set_weights`' checks
  *   as the chain stood then (`reveal_detail` names the check)
  * - `dropped_at_reveal`: taken out without an event for a reason the chain only logs (its
@@ -44,6 +46,7 @@ export type RevealCause =
   | "pulse_missing"
   | "pulse_late"
   | "decryption_failed"
+  | "stake_too_low"
   | "payload_refused"
   | "dropped_at_reveal"
   | "weights_differ"

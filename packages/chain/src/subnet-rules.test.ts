@@ -4,9 +4,12 @@ import { describe, expect, it } from "vitest";
 import {
   allowedFrom,
   buildWeights,
+  checkCommitTimelocked,
+  checkRevealedWeights,
   checkSetWeights,
   isMaxLimited,
   LocalCheckError,
+  localCheckError,
   maxUpscaleU16,
   type SubnetRules,
 } from "./subnet-rules.js";
@@ -43,6 +46,9 @@ function rules(n: number, extra: Partial<SubnetRules> = {}, empty: number[] = []
     hotkeys,
     uids,
     uidsByKey,
+    runtime: { specVersion: 393, epochModel: "block-number", ownerExempt: false },
+    ownerUid: undefined,
+    stake: undefined,
     ...extra,
   };
 }
@@ -211,5 +217,88 @@ describe("checkSetWeights", () => {
     expect(checkSetWeights(r, key(0), vector([1]), 500)).toEqual({ ok: true, uid: 0 });
     // LastUpdate 0: never set, never limited.
     expect(allowedFrom({ ...r, bestLastUpdate: [0n] }, 0)).toBe(0);
+  });
+});
+
+describe("the subnet owner's exemption and the minimum stake", () => {
+  const vector = (uids: number[]) => ({ uids, weights: uids.map(() => 1), versionKey: 0n });
+  const spec = (specVersion: number) => ({
+    specVersion,
+    epochModel: "block-number" as const,
+    ownerExempt: specVersion >= 401,
+  });
+  // uid 0 holds the only permit; uid 1 is the owner's hotkey without one.
+  const base = (specVersion: number, extra: Partial<SubnetRules> = {}) =>
+    rules(3, {
+      runtime: spec(specVersion),
+      ownerUid: 1,
+      lastUpdate: [0n, 0n, 0n],
+      bestLastUpdate: [0n, 0n, 0n],
+      ...extra,
+    });
+  const stake = (i: number, meets: boolean) => ({
+    hotkey: u8aToHex(key(i)),
+    stake: meets ? 5_000n : 10n,
+    threshold: 1_000n,
+    meets,
+  });
+
+  it("from spec 401 the owner's uid sets weights without a validator permit; on 393 it cannot", () => {
+    expect(checkSetWeights(base(424), key(1), vector([0, 2]), 500)).toEqual({ ok: true, uid: 1 });
+    expect(checkSetWeights(base(401), key(1), vector([0, 2]), 500)).toEqual({ ok: true, uid: 1 });
+    expect(checkSetWeights(base(393), key(1), vector([0, 2]), 500)).toEqual({
+      ok: false,
+      check: "NeuronNoValidatorPermit",
+    });
+    // Another hotkey without a permit is still refused on 424.
+    expect(checkSetWeights(base(424), key(2), vector([0, 1]), 500)).toEqual({
+      ok: false,
+      check: "NeuronNoValidatorPermit",
+    });
+    // A commit's weights meet the same check when revealed.
+    expect(checkRevealedWeights(base(424), key(1), vector([0, 2]), 500).ok).toBe(true);
+    expect(checkRevealedWeights(base(393), key(1), vector([0, 2]), 500).ok).toBe(false);
+  });
+
+  it("refuses a stake below StakeThreshold first, by name, before sending; the owner is exempt from 401", () => {
+    // Below the threshold AND too old a version key: the pool's stake check comes first.
+    const low = base(393, { stake: stake(0, false), weightsVersionKey: 9n });
+    expect(checkSetWeights(low, key(0), vector([1, 2]), 500)).toEqual({
+      ok: false,
+      check: "NotEnoughStakeToSetWeights",
+    });
+    const commitState = {
+      commitRevealVersion: 4,
+      payloadVersion: 4,
+      ownCommitsInEpoch: 0,
+      maxUnrevealedCommits: 10,
+    };
+    expect(
+      checkCommitTimelocked(
+        { ...low, commitRevealEnabled: true },
+        key(0),
+        vector([1, 2]),
+        commitState,
+        500,
+      ),
+    ).toEqual({ ok: false, check: "NotEnoughStakeToSetWeights" });
+    const error = localCheckError({ ok: false, check: "NotEnoughStakeToSetWeights" }, low);
+    expect(error.message).toMatch(/StakeAmountTooLow.*stake 10, threshold 1000/);
+    // Enough stake passes; the owner passes without it from 401, not on 393.
+    expect(
+      checkSetWeights(base(393, { stake: stake(0, true) }), key(0), vector([1, 2]), 500).ok,
+    ).toBe(true);
+    expect(
+      checkSetWeights(base(424, { stake: stake(1, false) }), key(1), vector([0, 2]), 500),
+    ).toEqual({
+      ok: true,
+      uid: 1,
+    });
+    expect(
+      checkSetWeights(base(393, { stake: stake(1, false) }), key(1), vector([0, 2]), 500),
+    ).toEqual({
+      ok: false,
+      check: "NotEnoughStakeToSetWeights",
+    });
   });
 });

@@ -5,6 +5,7 @@ import { u8aToHex } from "@polkadot/util";
 import { decodeAddress } from "@polkadot/util-crypto";
 import type { BlockRef, CallOptions, ChainClient } from "./chain-client.js";
 import { readKeysAt, uidsOf } from "./chain-metagraph.js";
+import { type RuntimeFeatures, runtimeFeatures } from "./epoch-model.js";
 import { isMaxLimited, maxUpscaleU16 } from "./rules/fixed-i32f32.js";
 import {
   checkRateLimit,
@@ -12,6 +13,7 @@ import {
   setWeights,
   type WeightsStateView,
 } from "./rules/set-weights-checks.js";
+import { readWeightsStake, type WeightsStakeRead } from "./weights-stake.js";
 
 // The chain's own arithmetic and check order, shared with the local subtensor so the validator's
 // local checks and the dev chain can never disagree (subtensor v3.3.13-393, weights.rs).
@@ -64,6 +66,15 @@ export interface SubnetRules {
   uids: Map<string, number>;
   /** 0x-hex public key -> uid (SS58 prefixes differ; the key does not). */
   uidsByKey: Map<string, number>;
+  /** The runtime at `block`: its spec version, epoch model and the owner's exemption. */
+  runtime: RuntimeFeatures;
+  /** `SubnetOwnerHotkey`'s uid at `block` (undefined when it has none on the subnet). */
+  ownerUid: number | undefined;
+  /**
+   * The minimum-stake check of the hotkey the rules were read for (`hotkey` option): read at the
+   * best head, where the pool checks it (at `at` when given). Undefined when not read.
+   */
+  stake: WeightsStakeRead | undefined;
 }
 
 type At = ApiDecoration<"promise">;
@@ -88,15 +99,18 @@ export function publicKeyHex(address: string | Uint8Array): string | undefined {
   }
 }
 
+const ZERO_ACCOUNT = `0x${"00".repeat(32)}`;
+
 /**
  * Reads a subnet's weight-setting rules at the newest finalized block (or `at`), in one bounded
- * call: hyperparameters, ValidatorPermit, LastUpdate (also at the best head), and every hotkey
- * from the paged `Keys` map.
+ * call: hyperparameters, ValidatorPermit, LastUpdate (also at the best head), every hotkey from
+ * the paged `Keys` map, the runtime's features and the owner's uid; with `hotkey`, that hotkey's
+ * minimum-stake check too.
  */
 export async function readSubnetRules(
   client: ChainClient,
   netuid: number,
-  options: CallOptions & { at?: BlockRef; ss58Format?: number } = {},
+  options: CallOptions & { at?: BlockRef; ss58Format?: number; hotkey?: string | Uint8Array } = {},
 ): Promise<SubnetRules> {
   const block = options.at ?? (await client.finalized(options));
   return client.call(
@@ -133,6 +147,14 @@ export async function readSubnetRules(
         json(at, "lastUpdate", netuid),
         json(atBest, "lastUpdate", netuid),
       ]);
+      const runtime = runtimeFeatures(at);
+      const ownerEntry = at.query["subtensorModule"]?.["subnetOwnerHotkey"];
+      const ownerKey = ownerEntry ? u8aToHex(((await ownerEntry(netuid)) as Codec).toU8a()) : null;
+      const stakeKey = options.hotkey === undefined ? undefined : publicKeyHex(options.hotkey);
+      const stake =
+        stakeKey === undefined
+          ? undefined
+          : await readWeightsStake(options.at ? at : atBest, netuid, stakeKey);
       const hotkeys = exists
         ? await readKeysAt(api, connection.provider, netuid, block.hash, options.ss58Format)
         : [];
@@ -167,6 +189,10 @@ export async function readSubnetRules(
         hotkeys,
         uids,
         uidsByKey,
+        runtime,
+        ownerUid:
+          ownerKey === null || ownerKey === ZERO_ACCOUNT ? undefined : uidsByKey.get(ownerKey),
+        stake,
       };
     },
     options,
@@ -210,6 +236,8 @@ export function checkSetWeights(
 ): LocalCheck {
   const view = ruleView(rules);
   const key = decodeAddress(hotkey);
+  const pool = poolStakeCheck(rules, key);
+  if (pool) return pool;
   const outcome = setWeights(
     view,
     key,
@@ -286,6 +314,8 @@ export function checkCommitTimelocked(
   const key = decodeAddress(hotkey);
   const fail = (check: string, from?: number): LocalCheck =>
     from === undefined ? { ok: false, check } : { ok: false, check, allowedFrom: from };
+  const pool = poolStakeCheck(rules, key);
+  if (pool) return pool;
   if (!rules.exists || rules.mechanismCount <= 0) return fail("MechanismDoesNotExist");
   if (!rules.commitRevealEnabled) return fail("CommitRevealDisabled");
   if (
@@ -313,6 +343,30 @@ export function allowedFrom(rules: SubnetRules, uid: number): number {
   return Number(last + rules.weightsSetRateLimit);
 }
 
+/**
+ * `check_weights_min_stake`: the subnet owner's hotkey passes on a runtime that exempts it (spec
+ * 401 on); otherwise its stake must reach StakeThreshold. A hotkey whose stake was not read
+ * passes here (the chain still checks it).
+ */
+function hasMinStake(rules: SubnetRules, hotkey: Uint8Array): boolean {
+  const key = u8aToHex(hotkey);
+  if (!rules.stake || rules.stake.hotkey !== key) return true;
+  if (rules.runtime.ownerExempt && rules.ownerUid !== undefined) {
+    if (rules.uidsByKey.get(key) === rules.ownerUid) return true;
+  }
+  return rules.stake.meets;
+}
+
+/**
+ * The pool's own check, before anything else (`SubtensorTransactionExtension`: check_weights.rs'
+ * minimum stake, refused as `Custom(1)` StakeAmountTooLow): a failing stake is named first.
+ */
+function poolStakeCheck(rules: SubnetRules, hotkey: Uint8Array): LocalCheck | undefined {
+  return hasMinStake(rules, hotkey)
+    ? undefined
+    : { ok: false, check: "NotEnoughStakeToSetWeights" };
+}
+
 function ruleView(rules: SubnetRules): WeightsStateView {
   return {
     commitRevealEnabled: () => rules.commitRevealEnabled,
@@ -321,13 +375,12 @@ function ruleView(rules: SubnetRules): WeightsStateView {
     subnetworkN: () => rules.subnetworkN,
     uidOf: (_netuid, hotkey) => rules.uidsByKey.get(u8aToHex(hotkey)),
     uidExists: (_netuid, uid) => (rules.hotkeys[uid] ?? null) !== null,
-    // StakeThreshold and the hotkey's stake are not read: the chain still checks them, and names
-    // NotEnoughStakeToSetWeights in the receipt if they fail.
-    hasMinStake: () => true,
+    hasMinStake: (hotkey) => hasMinStake(rules, hotkey),
     weightsVersionKey: () => rules.weightsVersionKey,
     lastUpdate: (_index, uid) => rules.bestLastUpdate[uid] ?? 0n,
     weightsSetRateLimit: () => rules.weightsSetRateLimit,
     validatorPermit: (_netuid, uid) => rules.validatorPermit[uid] === true,
+    ownerUid: () => (rules.runtime.ownerExempt ? rules.ownerUid : undefined),
     minAllowedWeights: () => rules.minAllowedWeights,
     maxWeightsLimit: () => rules.maxWeightsLimit,
   };
@@ -433,7 +486,8 @@ const DETAIL: Record<string, string> = {
   MechanismDoesNotExist: "the subnet does not exist",
   UidsLengthExceedUidsInSubNet: "more uids than the subnet has",
   HotKeyNotRegisteredInSubNet: "the validator's hotkey is not registered on this subnet",
-  NotEnoughStakeToSetWeights: "the hotkey's stake is below the threshold",
+  NotEnoughStakeToSetWeights:
+    "the hotkey's stake on the subnet is below StakeThreshold (the pool refuses it as Custom(1) StakeAmountTooLow); stake more to the hotkey",
   IncorrectWeightVersionKey: "version_key is below the subnet's WeightsVersionKey",
   SettingWeightsTooFast: "the rate limit (WeightsSetRateLimit) has not passed",
   NeuronNoValidatorPermit: "the hotkey has no validator permit",
@@ -451,6 +505,9 @@ export function localCheckError(check: Exclude<LocalCheck, { ok: true }>, rules:
   }
   if (check.check === "IncorrectWeightVersionKey") {
     detail += ` (${rules.weightsVersionKey})`;
+  }
+  if (check.check === "NotEnoughStakeToSetWeights" && rules.stake) {
+    detail += ` (stake ${rules.stake.stake}, threshold ${rules.stake.threshold})`;
   }
   return new LocalCheckError(check.check, rules.netuid, detail, check.allowedFrom);
 }

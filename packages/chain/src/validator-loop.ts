@@ -1,7 +1,7 @@
 import { createLogger, type Logger, type Sql, type WeightsSnapshot } from "@platform/core";
 import type { IKeyringPair } from "@polkadot/types/types";
 import { type ChainClient, ChainError } from "./chain-client.js";
-import { firstCommitBlockOf } from "./commit-reveal.js";
+import { firstCommitBlockOfEpoch } from "./epoch-model.js";
 import { type HealthGate, HealthGateError, type HealthVerdict } from "./health-gate.js";
 import type { SubmissionRecord } from "./submission-store.js";
 import { CommitRevealEnabledError, LocalCheckError } from "./subnet-rules.js";
@@ -299,7 +299,10 @@ export async function runValidator(options: ValidatorOptions): Promise<Validator
         const includedAt = record.finalizedBlock?.number ?? record.builtBlock.number;
         const epoch = record.commit?.commitEpoch ?? state?.targetEpoch ?? 0;
         const limit = Number(result.prepared.rules.weightsSetRateLimit);
-        const nextEpoch = firstCommitBlockOf(options.netuid, state?.tempo ?? 0, epoch + 1);
+        // By the runtime's epoch model, from the schedule the commit was planned on (the
+        // submitter re-reads the chain before the next commit all the same).
+        const nextEpoch =
+          (state ? firstCommitBlockOfEpoch(state.schedule, epoch + 1) : undefined) ?? 0;
         const allowed = Math.max(nextEpoch, includedAt + limit, includedAt + 1);
         log.info("waiting for the next commit's block", { block: allowed, epoch: epoch + 1 });
         await waitTracking(allowed - 1);

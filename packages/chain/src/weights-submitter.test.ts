@@ -258,6 +258,24 @@ describe("weights submitter against a local subtensor", () => {
     });
   });
 
+  it("names the pool's Custom(n) refusals as the chain does, with what to do", async () => {
+    const { alice, bob } = keys;
+    for (const [custom, name, advice] of [
+      [6, "RateLimitExceeded", /rate limit has passed/],
+      [1, "StakeAmountTooLow", /stake more/],
+    ] as const) {
+      node.fault({ kind: "reject_next", error: `Custom:${custom}` });
+      const result = await submitter(1, alice).submit(snapshotOf({ [bob.address]: 1 }));
+      if (result.status === "dry_run") throw new Error("not a dry run");
+      expect(result.status).toBe("failed");
+      expect(result.record).toMatchObject({ errorCode: "1010", errorName: name, inBlock: null });
+      expect(result.record.errorMessage).toMatch(
+        new RegExp(`Custom error: ${custom} \\(${name}\\)`),
+      );
+      expect(result.record.errorMessage).toMatch(advice);
+    }
+  });
+
   it("on a commit-reveal subnet it starts and commits; it never sends set_weights there", async () => {
     // Alice alone on subnet 2, on the burn uid 0: her weight on herself is all-burn.
     const { alice } = keys;

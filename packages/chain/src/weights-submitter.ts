@@ -10,13 +10,13 @@ import {
   COMMIT_REVEAL_VERSION,
   type CommitPlan,
   type CommitState,
-  firstCommitBlockOf,
   MAX_UNREVEALED_COMMITS,
   planCommit,
   readCommitState,
   resolveBeacon,
   trackReveal,
 } from "./commit-reveal.js";
+import { type EpochModelKind, firstCommitBlockOfEpoch } from "./epoch-model.js";
 import { type SubmissionKind, type SubmissionRecord, SubmissionStore } from "./submission-store.js";
 import {
   BURN_UID,
@@ -276,11 +276,26 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
   ): Promise<Exclude<LocalCheck, { ok: true }> | undefined> => {
     const recorded = await store.commitsForEpoch(netuid, hotkey, state.targetEpoch);
     if (recorded.length === 0 && state.ownCommitsInTargetEpoch === 0) return undefined;
-    return {
-      ok: false,
-      check: "CommittedThisEpoch",
-      allowedFrom: firstCommitBlockOf(netuid, state.tempo, state.targetEpoch + 1),
-    };
+    const next = firstCommitBlockOfEpoch(state.schedule, state.targetEpoch + 1);
+    return next === undefined
+      ? { ok: false, check: "CommittedThisEpoch" }
+      : { ok: false, check: "CommittedThisEpoch", allowedFrom: next };
+  };
+
+  // The epoch model is the runtime's: logged when first seen and whenever an upgrade changes it.
+  let seenModel: { model: EpochModelKind; specVersion: number } | undefined;
+  const noteModel = (state: CommitState) => {
+    const { model, specVersion } = state.schedule;
+    if (seenModel?.model === model && seenModel.specVersion === specVersion) return;
+    const fields = { netuid, model, specVersion, block: state.best.number };
+    if (seenModel && seenModel.model !== model) {
+      log.warn("the runtime changed its epoch model; commits follow the new one", {
+        ...fields,
+        previous: seenModel.model,
+        previousSpecVersion: seenModel.specVersion,
+      });
+    } else log.info("epoch model chosen by the runtime", fields);
+    seenModel = { model, specVersion };
   };
 
   const prepared = async (
@@ -316,6 +331,7 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
         { chain: state.beaconConfigKey, encryptingTo: chosen.publicKeyHex, source: chosen.source },
       );
     }
+    noteModel(state);
     const plan = planCommit(netuid, state, chosen);
     let check = checkCommitTimelocked(rules, keypair.publicKey, vector, {
       commitRevealVersion: state.commitRevealVersion,
@@ -335,7 +351,10 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
     snapshot: WeightsSnapshot,
     opts: SubmitOptions = {},
   ): Promise<PreparedWeights> => {
-    const rules = await readSubnetRules(client, netuid, { signal: opts.signal });
+    const rules = await readSubnetRules(client, netuid, {
+      signal: opts.signal,
+      hotkey: keypair.publicKey,
+    });
     const ownUid = rules.uidsByKey.get(u8aToHex(keypair.publicKey));
     const built = buildWeights(snapshot.hotkeys, rules, { burnUid, ownUid, log });
     if (built.allBurn && !options.allowBurn) {
@@ -416,7 +435,10 @@ export function createWeightsSubmitter(options: WeightsSubmitterOptions): Weight
     },
     async submitVector(vector, opts = {}) {
       await reconcile({ wait: true, signal: opts.signal });
-      const rules = await readSubnetRules(client, netuid, { signal: opts.signal });
+      const rules = await readSubnetRules(client, netuid, {
+        signal: opts.signal,
+        hotkey: keypair.publicKey,
+      });
       const result = await prepared(
         rules,
         {

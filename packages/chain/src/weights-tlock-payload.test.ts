@@ -4,6 +4,7 @@ import {
   decodeWeightsTlockPayload,
   encodeWeightsTlockPayload,
   revealRound,
+  revealRoundV2,
 } from "./weights-tlock-payload.js";
 
 const hotkey = new Uint8Array(32).fill(0x01);
@@ -156,10 +157,88 @@ describe("revealRound", () => {
     expect(revealRound({ ...base, nowSeconds: 5000, genesisTime: 1000, period: 2 })).toBe(2672);
   });
 
+  it("matches bittensor-drand 1.2's own reveal-round tests", () => {
+    // opentensor/bittensor-drand at 3ff0eac5d39106676a3f1846efd3bcaa7d7d7b55 (release 1.2.0),
+    // tests/test_commit_reveal.py: `compute_expected_reveal_round` with each test's inputs, at a
+    // fixed clock (the tests read time.time()).
+    const now = 1_700_000_000;
+    const expected = (tempo: number, block: number, netuid: number, period: number) => {
+      const epoch = Math.floor((block + netuid + 1) / (tempo + 1));
+      const first = (epoch + period) * (tempo + 1) - (netuid + 1);
+      const seconds = Math.max(first + 3 - block, 0) * 12;
+      return Math.floor((now + seconds - 1_692_803_367) / 3);
+    };
+    const at = (tempo: number, currentBlock: number, netuid: number, revealPeriodEpochs: number) =>
+      revealRound({
+        currentBlock,
+        netuid,
+        tempo,
+        revealPeriodEpochs,
+        blockTimeSeconds: 12,
+        nowSeconds: now,
+      });
+    // test_get_encrypted_commits: tempo 100, block 1000, netuid 1, reveal period 2.
+    expect(at(100, 1000, 1, 2)).toBe(expected(100, 1000, 1, 2));
+    expect(at(100, 1000, 1, 2)).toBe(2_399_325);
+    // test_generate_commit_success: tempo 50, block 500, netuid 100, period 2 -> block 565.
+    expect(at(50, 500, 100, 2)).toBe(2_399_137);
+    // test_generate_commit_various_tempos: block 100000, netuid 1, period 1.
+    for (const tempo of [10, 50, 100, 250, 360, 500, 750, 1000]) {
+      expect(at(tempo, 100_000, 1, 1)).toBe(expected(tempo, 100_000, 1, 1));
+    }
+  });
+
   it("refuses nonsense inputs", () => {
     expect(() => revealRound({ ...base, currentBlock: -1 })).toThrow(RangeError);
     expect(() => revealRound({ ...base, tempo: 1.5 })).toThrow(RangeError);
     expect(() => revealRound({ ...base, nowSeconds: Number.NaN })).toThrow(RangeError);
     expect(() => revealRound({ ...base, period: 0 })).toThrow(RangeError);
+  });
+});
+
+describe("revealRoundV2 (bittensor-drand 2.0 generate_commit_v2, the counter epoch model)", () => {
+  // The inputs of opentensor/bittensor-drand at d7baf9765f39d6c9c876777efe14a4bd11dbaf66,
+  // tests/test_commit_reveal_v2.py (`_VECTOR_KWARGS`, the `cycle_reset` row of
+  // src/epoch_schedule_vectors.rs): LastEpochBlock 10, PendingEpochAt 0, SubnetEpochIndex 0,
+  // tempo 50, BlocksSinceLastStep 0, head 10, reveal period 1, 12 s blocks. Its first reveal block
+  // is 60 (`predict_vectors`), so the round aims at block 63: 53 blocks, 636 s from now.
+  const cycleReset = {
+    state: {
+      lastEpochBlock: 10,
+      pendingEpochAt: 0,
+      epochIndex: 0,
+      tempo: 50,
+      blocksSinceLastStep: 0,
+      block: 10,
+    },
+    revealPeriodEpochs: 1,
+    blockTimeSeconds: 12,
+    nowSeconds: 1_700_000_000,
+  };
+
+  it("aims 3 blocks past the chain's first reveal block", () => {
+    // (1700000000 + 636 - 1692803367) / 3 = 2399089.67.
+    expect(revealRoundV2(cycleReset)).toBe(2_399_089);
+    // pending_fires_before_auto: first reveal block 95, head 91 -> 7 blocks, 84 s.
+    const pending = {
+      ...cycleReset,
+      state: { ...cycleReset.state, lastEpochBlock: 80, pendingEpochAt: 95, tempo: 20, block: 91 },
+    };
+    expect(revealRoundV2(pending)).toBe(Math.floor((1_700_000_000 + 84 - 1_692_803_367) / 3));
+  });
+
+  it("refuses tempo 0 (test_get_encrypted_commit_v2_tempo_zero_raises) and nonsense", () => {
+    expect(() =>
+      revealRoundV2({ ...cycleReset, state: { ...cycleReset.state, tempo: 0 } }),
+    ).toThrow(RangeError);
+    expect(() => revealRoundV2({ ...cycleReset, nowSeconds: Number.NaN })).toThrow(RangeError);
+    expect(() =>
+      revealRoundV2({ ...cycleReset, state: { ...cycleReset.state, block: -1 } }),
+    ).toThrow(RangeError);
+  });
+
+  it("is deterministic and positive (test_get_encrypted_commit_v2_is_deterministic_for_fixed_inputs)", () => {
+    expect(revealRoundV2(cycleReset)).toBe(revealRoundV2(cycleReset));
+    expect(revealRoundV2({ ...cycleReset, nowSeconds: 0 })).toBe(1);
   });
 });

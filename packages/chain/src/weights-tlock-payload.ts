@@ -1,4 +1,5 @@
 import { DRAND_QUICKNET } from "./drand-beacon.js";
+import { type CounterEpochState, predictFirstRevealBlock } from "./rules/counter-epoch.js";
 
 // The plaintext of a commit-reveal v4 commit and the drand round it is locked to: the two values
 // `commit_timelocked_(mechanism_)weights` needs besides netuid. The struct is subtensor's
@@ -165,6 +166,69 @@ export function revealRound(input: RevealRoundInput): number {
   const revealEpoch = currentEpoch + revealPeriodEpochs;
   // The Rust uses saturating u64 arithmetic; clamping at 0 reproduces it.
   const firstRevealBlock = Math.max(0, revealEpoch * tempoPlusOne - netuidPlusOne);
+  return roundForBlock(
+    firstRevealBlock,
+    currentBlock,
+    blockTimeSeconds,
+    nowSeconds,
+    genesisTime,
+    period,
+  );
+}
+
+/** Inputs of {@link revealRoundV2}: the counter model's state at the block the commit is built at. */
+export interface RevealRoundV2Input {
+  /** `SubnetEpochIndex`, `LastEpochBlock`, `PendingEpochAt`, `BlocksSinceLastStep`, `Tempo` at `state.block`. */
+  state: CounterEpochState;
+  /** The subnet's RevealPeriodEpochs. */
+  revealPeriodEpochs: number;
+  /** Seconds per block (12 on finney). */
+  blockTimeSeconds: number;
+  /** Unix time in seconds (may be fractional). */
+  nowSeconds: number;
+  /** Beacon genesis time (quicknet's by default). */
+  genesisTime?: number;
+  /** Beacon period in seconds (quicknet's 3 by default). */
+  period?: number;
+}
+
+/**
+ * The drand round to lock a commit to on the counter epoch model (spec 423 on), as
+ * bittensor-drand 2.0 `generate_commit_v2` computes it: the chain's first reveal block for a
+ * commit included in the next block (simulated from the subnet's epoch state), plus 3 blocks,
+ * converted to the round due then, rounded down, never below 1. RangeError for a tempo of 0.
+ */
+export function revealRoundV2(input: RevealRoundV2Input): number {
+  const { state, revealPeriodEpochs, blockTimeSeconds, nowSeconds } = input;
+  const genesisTime = input.genesisTime ?? DRAND_QUICKNET.genesisTime;
+  const period = input.period ?? DRAND_QUICKNET.periodSeconds;
+  for (const [name, value] of Object.entries({ ...state, revealPeriodEpochs }))
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
+  for (const [name, value] of Object.entries({ blockTimeSeconds, nowSeconds, genesisTime }))
+    if (!Number.isFinite(value)) throw new RangeError(`${name} must be finite, got ${value}`);
+  if (!(period > 0)) throw new RangeError(`period must be positive, got ${period}`);
+  const firstRevealBlock = predictFirstRevealBlock(state, revealPeriodEpochs);
+  return roundForBlock(
+    firstRevealBlock,
+    state.block,
+    blockTimeSeconds,
+    nowSeconds,
+    genesisTime,
+    period,
+  );
+}
+
+// Both formulas end the same way: aim SECURITY_BLOCK_OFFSET blocks past the first reveal block,
+// at `blockTime` seconds a block from now, and take the round due then, rounded down.
+function roundForBlock(
+  firstRevealBlock: number,
+  currentBlock: number,
+  blockTimeSeconds: number,
+  nowSeconds: number,
+  genesisTime: number,
+  period: number,
+): number {
   const blocksUntil = Math.max(0, firstRevealBlock + SECURITY_BLOCK_OFFSET - currentBlock);
   const targetSeconds = nowSeconds + blocksUntil * blockTimeSeconds;
   return Math.max(1, Math.floor((targetSeconds - genesisTime) / period));

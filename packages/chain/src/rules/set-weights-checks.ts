@@ -1,4 +1,5 @@
-// The chain's own set_weights checks, in the chain's order (subtensor v3.3.13-393): the local
+// The chain's own set_weights checks, in the chain's order (subtensor v3.3.13-393; from v3.3.14-401
+// on the subnet owner's uid needs no validator permit, see `ownerUid`): the local
 // subtensor applies them to what it is sent, and the validator runs the same code before it
 // sends (subnet-rules.ts), so a refusal here is the chain's refusal, by its name. chain/rules/
 // holds what both sides share: these checks, the epoch arithmetic and the I32F32 fixed point.
@@ -24,6 +25,11 @@ export interface WeightsStateView {
   lastUpdate(netuidIndex: number, uid: number): bigint;
   weightsSetRateLimit(netuid: number): bigint;
   validatorPermit(netuid: number, uid: number): boolean;
+  /**
+   * The subnet owner's uid (`Uids(netuid, SubnetOwnerHotkey)`) on a runtime that exempts it from
+   * the validator permit (spec 401 on); undefined (or absent) on spec 393, which has no exemption.
+   */
+  ownerUid?(netuid: number): number | undefined;
   minAllowedWeights(netuid: number): number;
   maxWeightsLimit(netuid: number): number;
 }
@@ -141,8 +147,9 @@ export function internalSetWeights(
   if (!commitReveal && !checkRateLimit(view, netuid, netuidIndex, uid, currentBlock)) {
     return fail("SettingWeightsTooFast");
   }
-  // 10.
-  if (!isSelfWeight(uid, uids, values) && !view.validatorPermit(netuid, uid)) {
+  // 10. check_validator_permit: self-weight, the subnet owner's uid (spec 401 on), or a permit.
+  const owner = view.ownerUid?.(netuid);
+  if (!isSelfWeight(uid, uids, values) && owner !== uid && !view.validatorPermit(netuid, uid)) {
     return fail("NeuronNoValidatorPermit");
   }
   // 11.
