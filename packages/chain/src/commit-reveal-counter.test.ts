@@ -15,35 +15,23 @@ import {
 import type { ChainClient } from "./chain-client.js";
 import { readStoredCommits, storageEntry } from "./commit-reveal.js";
 import { runtimeFeatures } from "./epoch-model.js";
-import type { LocalSubtensor, LocalSubtensorOptions } from "./local-subtensor/index.js";
+import type { LocalSubtensor } from "./local-subtensor/index.js";
 import type { SubmissionRecord } from "./submission-store.js";
 import { runValidator, type ValidatorOptions } from "./validator-loop.js";
 import { createWeightsSubmitter } from "./weights-submitter.js";
 
 // The validator on the counter epoch model (spec 423 on) against a running local subtensor that
-// serves it: `runtime: "spec424"` and the dev methods below come with the local subtensor's
-// spec-424 runtime. On a node that only serves spec 393 every test here skips itself (it says
-// so); nothing in it fakes a chain.
-
-/** The local subtensor's dev methods of its spec-424 runtime. */
-interface CounterDev {
-  setStake(netuid: number, hotkey: string, stake: number | bigint): Promise<void>;
-  setSubnetOwner(netuid: number, hotkey: string): Promise<void>;
-  deferEpoch(netuid: number, times?: number): void;
-  skipEpoch(netuid: number, times?: number): void;
-  triggerEpoch(netuid: number, at?: number): Promise<number>;
-  upgradeRuntime(runtime?: string): Promise<number>;
-}
+// serves it (`runtime: "spec424"`, its default) and its dev methods; nothing in it fakes a chain.
+// A node that does not serve the counter model fails the suite: it never skips.
 
 const TEMPO = 9;
 
 describe("commit-reveal on the counter epoch model (a local subtensor serving spec 424)", () => {
   const cleanup = new Cleanup();
-  let node: LocalSubtensor & Partial<CounterDev>;
+  let node: LocalSubtensor;
   let client: ChainClient;
   let sql: Awaited<ReturnType<typeof validatorDatabase>>["sql"];
   let keys: Awaited<ReturnType<typeof devKeys>>;
-  let counter = false;
 
   beforeAll(async () => {
     keys = await devKeys();
@@ -52,13 +40,13 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
       tempo: TEMPO,
       subnetDefaults: { CommitRevealWeightsEnabled: true, WeightsSetRateLimit: 0 },
       runtime: "spec424",
-    } as unknown as LocalSubtensorOptions);
+    });
     client = chainClient(cleanup, [node.url]);
-    counter = await client.call(
+    const model = await client.call(
       "reading the runtime",
-      async (api) => runtimeFeatures(api).epochModel === "counter",
+      async (api) => runtimeFeatures(api).epochModel,
     );
-    if (!counter) return;
+    expect(model, "the local subtensor serves the counter model").toBe("counter");
     const { alice, bob, charlie } = keys;
     for (const netuid of [1, 2, 3, 4, 5]) {
       await node.registerNeuron(netuid, alice.address, true);
@@ -68,10 +56,6 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
     await untilFinal(node);
   }, 60_000);
   afterAll(() => cleanup.run());
-
-  const skipUnlessCounter = (context: { skip: (note?: string) => void }) => {
-    if (!counter) context.skip("the local subtensor does not serve the counter runtime here");
-  };
 
   const run = (netuid: number, extra: Partial<ValidatorOptions> = {}) =>
     runValidator({
@@ -149,8 +133,7 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
     expect(await pulseStoredAt(commit.revealRound, firstOfReveal - 1 - deferred)).toBe(false);
   };
 
-  it("commits, finds and confirms its reveal under the chain's own key, never before the reveal epoch", async (context) => {
-    skipUnlessCounter(context);
+  it("commits, finds and confirms its reveal under the chain's own key, never before the reveal epoch", async () => {
     const outcome = await run(1);
     expect(outcome).toMatchObject({ exitCode: 0, reason: "confirmed" });
     if (outcome.reason !== "confirmed") throw new Error(outcome.reason);
@@ -158,18 +141,17 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
     await expectUnderTheChainsKey(1, outcome.submission);
   });
 
-  it("follows deferred, skipped and triggered epochs", async (context) => {
-    skipUnlessCounter(context);
+  it("follows deferred, skipped and triggered epochs", async () => {
     // A deferral (the per-block cap's, one block) and a skipped epoch, both behind it by the time
     // it commits: their effect is in the schedule it reads (LastEpochBlock, the counter). Then an
     // owner's trigger a few blocks ahead (PendingEpochAt), which it reads and follows. (A
     // deferral or trigger the chain makes after a commit is built moves its reveal epoch on the
     // chain's own terms: a deferral takes a block of the round's margin, a trigger can expire it.)
-    node.deferEpoch?.(2, 1);
-    node.skipEpoch?.(2, 1);
+    node.deferEpoch(2, 1);
+    node.skipEpoch(2, 1);
     const start = await counterAt(2, node.status().head.number);
     while ((await counterAt(2, node.status().head.number)) < start + 2) await node.nextBlock();
-    const at = await node.triggerEpoch?.(2, node.status().head.number + 4);
+    const at = await node.triggerEpoch(2, node.status().head.number + 4);
     const outcome = await run(2);
     expect(outcome).toMatchObject({ exitCode: 0, reason: "confirmed" });
     if (outcome.reason !== "confirmed") throw new Error(outcome.reason);
@@ -177,10 +159,9 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
     await expectUnderTheChainsKey(2, outcome.submission);
   });
 
-  it("lets the subnet owner's hotkey commit without a validator permit", async (context) => {
-    skipUnlessCounter(context);
+  it("lets the subnet owner's hotkey commit without a validator permit", async () => {
     // Bob holds no permit on subnet 3; as the subnet's owner he needs none on this runtime.
-    await node.setSubnetOwner?.(3, keys.bob.address);
+    await node.setSubnetOwner(3, keys.bob.address);
     await untilFinal(node);
     const outcome = await run(3, {
       keypair: keys.bob,
@@ -190,10 +171,9 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
     expect(outcome).toMatchObject({ exitCode: 0, reason: "confirmed" });
   });
 
-  it("refuses locally, by name, a hotkey whose stake is below StakeThreshold", async (context) => {
-    skipUnlessCounter(context);
-    await node.setHyperparameter(4, "StakeThreshold" as never, 1_000_000);
-    await node.setStake?.(4, keys.alice.address, 10);
+  it("refuses locally, by name, a hotkey whose stake is below StakeThreshold", async () => {
+    await node.setHyperparameter(4, "StakeThreshold", 1_000_000);
+    await node.setStake(4, keys.alice.address, 10);
     await untilFinal(node);
     const submitter = createWeightsSubmitter({
       client,
@@ -212,17 +192,16 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
     expect(await submitter.store.recent({ netuid: 4, hotkey: keys.alice.address })).toEqual([]);
   });
 
-  it("reports a commit dropped at reveal for a stake below StakeThreshold as stake_too_low", async (context) => {
-    skipUnlessCounter(context);
+  it("reports a commit dropped at reveal for a stake below StakeThreshold as stake_too_low", async () => {
     // StakeThreshold is chain-wide: enough stake to commit, then too little by the reveal.
-    await node.setHyperparameter(5, "StakeThreshold" as never, 1_000_000);
-    await node.setStake?.(5, keys.alice.address, 2_000_000);
+    await node.setHyperparameter(5, "StakeThreshold", 1_000_000);
+    await node.setStake(5, keys.alice.address, 2_000_000);
     await untilFinal(node);
     let lowered: Promise<void> | undefined;
     const outcome = await run(5, {
       onEvent: (event) => {
         if (event.type === "settled" && !lowered) {
-          lowered = node.setStake?.(5, keys.alice.address, 10);
+          lowered = node.setStake(5, keys.alice.address, 10);
         }
       },
     });
@@ -233,14 +212,13 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
     expect(outcome.submission?.commit?.detail).toMatch(/StakeThreshold.*stake more/);
   });
 
-  it("follows a commit made on spec 393 through an upgrade to the counter runtime", async (context) => {
-    skipUnlessCounter(context);
+  it("follows a commit made on spec 393 through an upgrade to the counter runtime", async () => {
     // A node of its own on the spec-393 runtime, upgraded while the commit awaits its reveal.
-    const old = (await chainNode(cleanup, {
+    const old = await chainNode(cleanup, {
       tempo: TEMPO,
       subnetDefaults: { CommitRevealWeightsEnabled: true, WeightsSetRateLimit: 0 },
       runtime: "spec393",
-    } as unknown as LocalSubtensorOptions)) as LocalSubtensor & Partial<CounterDev>;
+    });
     const { alice, bob, charlie } = keys;
     await old.registerNeuron(1, alice.address, true);
     await old.registerNeuron(1, bob.address);
@@ -252,7 +230,7 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
     const outcome = await run(1, {
       client: oldClient,
       onEvent: (event) => {
-        if (event.type === "settled" && !upgraded) upgraded = old.upgradeRuntime?.("spec424");
+        if (event.type === "settled" && !upgraded) upgraded = old.upgradeRuntime("spec424");
       },
     });
     expect(outcome).toMatchObject({ exitCode: 0, reason: "confirmed" });

@@ -16,240 +16,262 @@ const NETUID = 2;
 /** A second subnet with commit-reveal on, as on finney. */
 const CR_NETUID = 3;
 
-describe("platform validator", () => {
-  let chain: LocalSubtensor;
-  let master: Server;
-  let masterUrl: string;
-  let home: string;
-  let hotkeyFile: string;
-  let snapshot: Record<string, unknown>;
-  const env = () => ({ PLATFORM_HOME: home, DATABASE_URL: "" });
+// Both runtimes the validator meets: the current one (the counter epoch model, the local
+// subtensor's default) and spec 393's block-number formula; each must commit, find and confirm
+// its reveal under the chain's own key.
+describe.each(["spec424", "spec393"] as const)(
+  "platform validator on the %s runtime",
+  (runtime) => {
+    let chain: LocalSubtensor;
+    let master: Server;
+    let masterUrl: string;
+    let home: string;
+    let hotkeyFile: string;
+    let snapshot: Record<string, unknown>;
+    const env = () => ({ PLATFORM_HOME: home, DATABASE_URL: "" });
 
-  beforeAll(async () => {
-    await initCrypto();
-    const [validator, a, b] = [VALIDATOR, MINER_A, MINER_B].map((phrase) =>
-      keypairFromMnemonic(phrase),
-    );
-    chain = await startLocalSubtensor({
-      // Pinned to the spec-393 runtime (the epoch formula) until the validator follows the counter.
-      runtime: "spec393",
-      blockMs: 150,
-      subnetDefaults: {
-        CommitRevealWeightsEnabled: false,
-        WeightsSetRateLimit: 0,
-        MinAllowedWeights: 1,
-      },
-    });
-    await chain.registerNeuron(NETUID, validator!.address, true);
-    await chain.registerNeuron(NETUID, a!.address);
-    await chain.registerNeuron(NETUID, b!.address);
-    await chain.registerNeuron(CR_NETUID, validator!.address, true);
-    await chain.registerNeuron(CR_NETUID, a!.address);
-    await chain.registerNeuron(CR_NETUID, b!.address);
-    // Tempo 10: an epoch is 11 blocks (under 2 s here), and the round a commit is locked to
-    // (3 blocks into its reveal epoch) is stored well before that epoch ends.
-    await chain.setHyperparameter(CR_NETUID, "CommitRevealWeightsEnabled", true);
-    await chain.setHyperparameter(CR_NETUID, "Tempo", 10);
-    // The master's public route, as a validator reads it: the latest snapshot (its uids are the
-    // master's business; the validator maps the hotkeys itself).
-    snapshot = {
-      id: 7,
-      computed_at: new Date().toISOString(),
-      uids: [0],
-      weights: [1],
-      weights_u16: [65_535],
-      hotkeys: { [a!.address]: 0.75, [b!.address]: 0.25, "5Unknown-not-on-chain": 0 },
-      burned: false,
-      sources: [],
-    };
-    master = createServer((request, response) => {
-      if (request.url === "/v1/weights/latest") {
-        response.setHeader("content-type", "application/json");
-        response.end(JSON.stringify(snapshot));
-      } else {
-        response.statusCode = 404;
-        response.end();
-      }
-    });
-    await new Promise<void>((resolve) => master.listen(0, "127.0.0.1", resolve));
-    masterUrl = `http://127.0.0.1:${(master.address() as AddressInfo).port}`;
-    home = mkdtempSync(join(tmpdir(), "cli-validator-"));
-    hotkeyFile = join(home, "hotkey");
-    writeFileSync(
-      hotkeyFile,
-      JSON.stringify({ secretPhrase: VALIDATOR, ss58Address: validator!.address }),
-    );
-    // Let the registrations become final: the validator reads at the finalized block.
-    for (let i = 0; i < 4; i++) await chain.nextBlock();
-  });
-  afterAll(async () => {
-    await chain?.close();
-    await new Promise((resolve) => master?.close(resolve));
-  });
-
-  const runOn = (netuid: number, ...extra: string[]) =>
-    runCli(
-      [
-        "validator",
-        "run",
-        "--master",
-        masterUrl,
-        "--chain",
-        chain.url,
-        "--netuid",
-        String(netuid),
-        "--block-ms",
-        "150",
-        ...extra,
-      ],
-      { env: env() },
-    );
-  const run = (...extra: string[]) => runOn(NETUID, ...extra);
-
-  it("sets the master's weights on chain with --once, confirmed from the block, and status lists it", async () => {
-    const dry = await run("--hotkey", hotkeyFile, "--once", "--dry-run");
-    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
-    expect(dry.stdout).toMatch(/dry run: would set 2 weights: \{"1":\d+,"2":\d+\}/);
-
-    const first = await run("--hotkey", hotkeyFile, "--once");
-    expect(first.code, first.stdout + first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/signed set_weights, extrinsic 0x[0-9a-f]{64}/);
-    expect(first.stdout).toMatch(/confirmed: finalized in block #\d+ 0x[0-9a-f]{64}/);
-    expect(first.stdout).toMatch(/done: weights confirmed in block #\d+/);
-
-    const status = await runCli(["validator", "status"], { env: env() });
-    expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(/last confirmed: block #\d+ .*netuid 2, uid 0, 2 weights/);
-    expect(status.stdout).toMatch(/finalized +block #\d+ 0x[0-9a-f]{64}/);
-    const json = await runCli(["validator", "status", "--json"], { env: env() });
-    const rows = JSON.parse(json.stdout) as { status: string; uids: number[]; weights: number[] }[];
-    // The miners' weights, 3:1 (the hotkey not on chain dropped), the larger max-upscaled to 65535.
-    expect(rows[0]).toMatchObject({ status: "finalized", uids: [1, 2], weights: [65_535, 21_845] });
-  });
-
-  it("holds the weights (exit 3) while a challenge with emission fails its collections, unless overridden", async () => {
-    const healthy = snapshot;
-    snapshot = {
-      ...healthy,
-      id: 8,
-      sources: [
-        {
-          slug: "alpha",
-          emission_percent: 60,
-          status: "failed",
-          epoch: null,
-          hotkeys: 0,
-          share: 0,
-          error: "HTTP 500",
-        },
-      ],
-    };
-    try {
-      const held = await run("--hotkey", hotkeyFile, "--once", "--health-grace", "0", "--dry-run");
-      expect(held.code, held.stdout + held.stderr).toBe(3);
-      expect(held.stdout + held.stderr).toMatch(/challenge alpha failed its last 1/);
-      const overridden = await run(
-        "--hotkey",
-        hotkeyFile,
-        "--once",
-        "--health-grace",
-        "0",
-        "--override-health-gate",
-        "--dry-run",
+    beforeAll(async () => {
+      await initCrypto();
+      const [validator, a, b] = [VALIDATOR, MINER_A, MINER_B].map((phrase) =>
+        keypairFromMnemonic(phrase),
       );
-      expect(overridden.code, overridden.stdout + overridden.stderr).toBe(0);
-      expect(overridden.stdout).toMatch(/dry run: would set 2 weights/);
-    } finally {
-      snapshot = healthy;
-    }
-  });
-
-  it("exits 3 inside the rate limit, naming the check and the block it is allowed from", async () => {
-    await chain.setHyperparameter(NETUID, "WeightsSetRateLimit", 1000);
-    for (let i = 0; i < 4; i++) await chain.nextBlock();
-    const again = await run("--hotkey", hotkeyFile, "--once");
-    expect(again.code, again.stdout + again.stderr).toBe(3);
-    expect(again.stdout).toMatch(/refused: .*SettingWeightsTooFast/);
-    expect(again.stdout).toMatch(/from block #?\d+/);
-  });
-
-  it("commits timelocked weights on a commit-reveal subnet and waits for the confirmed reveal", async () => {
-    const done = await runOn(CR_NETUID, "--hotkey", hotkeyFile, "--once");
-    expect(done.code, done.stdout + done.stderr).toBe(0);
-    expect(done.stdout).toMatch(/signed a commit to drand round \d+, extrinsic 0x[0-9a-f]{64}/);
-    expect(done.stdout).toMatch(/committed in block #\d+ \(epoch \d+\); its reveal is due/);
-    expect(done.stdout).toMatch(
-      /revealed in block #\d+: the chain's weights are the committed ones/,
-    );
-    expect(done.stdout).toMatch(/done: weights committed in block #\d+ and revealed in block #\d+/);
-    expect(done.stdout).not.toMatch(/set_weights/);
-    const json = await runCli(["validator", "status", "--json"], { env: env() });
-    const rows = JSON.parse(json.stdout) as { kind: string; status: string; netuid: number }[];
-    expect(rows.find((row) => row.netuid === CR_NETUID)).toMatchObject({
-      kind: "commit",
-      status: "revealed",
+      chain = await startLocalSubtensor({
+        runtime,
+        blockMs: 150,
+        subnetDefaults: {
+          CommitRevealWeightsEnabled: false,
+          WeightsSetRateLimit: 0,
+          MinAllowedWeights: 1,
+        },
+      });
+      await chain.registerNeuron(NETUID, validator!.address, true);
+      await chain.registerNeuron(NETUID, a!.address);
+      await chain.registerNeuron(NETUID, b!.address);
+      await chain.registerNeuron(CR_NETUID, validator!.address, true);
+      await chain.registerNeuron(CR_NETUID, a!.address);
+      await chain.registerNeuron(CR_NETUID, b!.address);
+      // Tempo 10: an epoch is 11 blocks (under 2 s here), and the round a commit is locked to
+      // (3 blocks into its reveal epoch) is stored well before that epoch ends.
+      await chain.setHyperparameter(CR_NETUID, "CommitRevealWeightsEnabled", true);
+      await chain.setHyperparameter(CR_NETUID, "Tempo", 10);
+      // The master's public route, as a validator reads it: the latest snapshot (its uids are the
+      // master's business; the validator maps the hotkeys itself).
+      snapshot = {
+        id: 7,
+        computed_at: new Date().toISOString(),
+        uids: [0],
+        weights: [1],
+        weights_u16: [65_535],
+        hotkeys: { [a!.address]: 0.75, [b!.address]: 0.25, "5Unknown-not-on-chain": 0 },
+        burned: false,
+        sources: [],
+      };
+      master = createServer((request, response) => {
+        if (request.url === "/v1/weights/latest") {
+          response.setHeader("content-type", "application/json");
+          response.end(JSON.stringify(snapshot));
+        } else {
+          response.statusCode = 404;
+          response.end();
+        }
+      });
+      await new Promise<void>((resolve) => master.listen(0, "127.0.0.1", resolve));
+      masterUrl = `http://127.0.0.1:${(master.address() as AddressInfo).port}`;
+      home = mkdtempSync(join(tmpdir(), "cli-validator-"));
+      hotkeyFile = join(home, "hotkey");
+      writeFileSync(
+        hotkeyFile,
+        JSON.stringify({ secretPhrase: VALIDATOR, ss58Address: validator!.address }),
+      );
+      // Let the registrations become final: the validator reads at the finalized block.
+      for (let i = 0; i < 4; i++) await chain.nextBlock();
     });
-  });
+    afterAll(async () => {
+      await chain?.close();
+      await new Promise((resolve) => master?.close(resolve));
+    });
 
-  it("status --master says when a master sets no weights on chain", async () => {
-    const result = await runCli(["validator", "status", "--master", masterUrl], { env: env() });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain("this master sets no weights on chain");
-  });
-
-  it("refuses a missing chain, a bad netuid and a hotkey that cannot sign, without a stack", async () => {
-    const cases: [string[], RegExp][] = [
-      [["validator", "run", "--hotkey", hotkeyFile], /give the chain with --chain/],
-      [
-        ["validator", "run", "--chain", "http://x", "--netuid", "1", "--hotkey", hotkeyFile],
-        /ws:\/\/ or wss:\/\//,
-      ],
-      [
+    const runOn = (netuid: number, ...extra: string[]) =>
+      runCli(
         [
           "validator",
           "run",
+          "--master",
+          masterUrl,
           "--chain",
-          "ws://127.0.0.1:1",
+          chain.url,
           "--netuid",
-          "0",
+          String(netuid),
+          "--block-ms",
+          "150",
+          ...extra,
+        ],
+        { env: env() },
+      );
+    const run = (...extra: string[]) => runOn(NETUID, ...extra);
+
+    it("sets the master's weights on chain with --once, confirmed from the block, and status lists it", async () => {
+      const dry = await run("--hotkey", hotkeyFile, "--once", "--dry-run");
+      expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+      expect(dry.stdout).toMatch(/dry run: would set 2 weights: \{"1":\d+,"2":\d+\}/);
+
+      const first = await run("--hotkey", hotkeyFile, "--once");
+      expect(first.code, first.stdout + first.stderr).toBe(0);
+      expect(first.stdout).toMatch(/signed set_weights, extrinsic 0x[0-9a-f]{64}/);
+      expect(first.stdout).toMatch(/confirmed: finalized in block #\d+ 0x[0-9a-f]{64}/);
+      expect(first.stdout).toMatch(/done: weights confirmed in block #\d+/);
+
+      const status = await runCli(["validator", "status"], { env: env() });
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toMatch(/last confirmed: block #\d+ .*netuid 2, uid 0, 2 weights/);
+      expect(status.stdout).toMatch(/finalized +block #\d+ 0x[0-9a-f]{64}/);
+      const json = await runCli(["validator", "status", "--json"], { env: env() });
+      const rows = JSON.parse(json.stdout) as {
+        status: string;
+        uids: number[];
+        weights: number[];
+      }[];
+      // The miners' weights, 3:1 (the hotkey not on chain dropped), the larger max-upscaled to 65535.
+      expect(rows[0]).toMatchObject({
+        status: "finalized",
+        uids: [1, 2],
+        weights: [65_535, 21_845],
+      });
+    });
+
+    it("holds the weights (exit 3) while a challenge with emission fails its collections, unless overridden", async () => {
+      const healthy = snapshot;
+      snapshot = {
+        ...healthy,
+        id: 8,
+        sources: [
+          {
+            slug: "alpha",
+            emission_percent: 60,
+            status: "failed",
+            epoch: null,
+            hotkeys: 0,
+            share: 0,
+            error: "HTTP 500",
+          },
+        ],
+      };
+      try {
+        const held = await run(
           "--hotkey",
           hotkeyFile,
-        ],
-        /--netuid must be an integer from 1/,
-      ],
-      [
-        [
-          "validator",
-          "run",
-          "--chain",
-          "ws://127.0.0.1:1",
-          "--netuid",
-          "1",
+          "--once",
+          "--health-grace",
+          "0",
+          "--dry-run",
+        );
+        expect(held.code, held.stdout + held.stderr).toBe(3);
+        expect(held.stdout + held.stderr).toMatch(/challenge alpha failed its last 1/);
+        const overridden = await run(
           "--hotkey",
-          "./nowhere/h",
-        ],
-        /no hotkey file at/,
-      ],
-      [
+          hotkeyFile,
+          "--once",
+          "--health-grace",
+          "0",
+          "--override-health-gate",
+          "--dry-run",
+        );
+        expect(overridden.code, overridden.stdout + overridden.stderr).toBe(0);
+        expect(overridden.stdout).toMatch(/dry run: would set 2 weights/);
+      } finally {
+        snapshot = healthy;
+      }
+    });
+
+    it("exits 3 inside the rate limit, naming the check and the block it is allowed from", async () => {
+      await chain.setHyperparameter(NETUID, "WeightsSetRateLimit", 1000);
+      for (let i = 0; i < 4; i++) await chain.nextBlock();
+      const again = await run("--hotkey", hotkeyFile, "--once");
+      expect(again.code, again.stdout + again.stderr).toBe(3);
+      expect(again.stdout).toMatch(/refused: .*SettingWeightsTooFast/);
+      expect(again.stdout).toMatch(/from block #?\d+/);
+    });
+
+    it("commits timelocked weights on a commit-reveal subnet and waits for the confirmed reveal", async () => {
+      const done = await runOn(CR_NETUID, "--hotkey", hotkeyFile, "--once");
+      expect(done.code, done.stdout + done.stderr).toBe(0);
+      expect(done.stdout).toMatch(/signed a commit to drand round \d+, extrinsic 0x[0-9a-f]{64}/);
+      expect(done.stdout).toMatch(/committed in block #\d+ \(epoch \d+\); its reveal is due/);
+      expect(done.stdout).toMatch(
+        /revealed in block #\d+: the chain's weights are the committed ones/,
+      );
+      expect(done.stdout).toMatch(
+        /done: weights committed in block #\d+ and revealed in block #\d+/,
+      );
+      expect(done.stdout).not.toMatch(/set_weights/);
+      const json = await runCli(["validator", "status", "--json"], { env: env() });
+      const rows = JSON.parse(json.stdout) as { kind: string; status: string; netuid: number }[];
+      expect(rows.find((row) => row.netuid === CR_NETUID)).toMatchObject({
+        kind: "commit",
+        status: "revealed",
+      });
+    });
+
+    it("status --master says when a master sets no weights on chain", async () => {
+      const result = await runCli(["validator", "status", "--master", masterUrl], { env: env() });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("this master sets no weights on chain");
+    });
+
+    it("refuses a missing chain, a bad netuid and a hotkey that cannot sign, without a stack", async () => {
+      const cases: [string[], RegExp][] = [
+        [["validator", "run", "--hotkey", hotkeyFile], /give the chain with --chain/],
         [
-          "validator",
-          "run",
-          "--chain",
-          "ws://127.0.0.1:1",
-          "--netuid",
-          "1",
-          "--hotkey",
-          "nosuchkey",
+          ["validator", "run", "--chain", "http://x", "--netuid", "1", "--hotkey", hotkeyFile],
+          /ws:\/\/ or wss:\/\//,
         ],
-        /no key named "nosuchkey"/,
-      ],
-    ];
-    for (const [args, message] of cases) {
-      const result = await runCli(args, { env: env() });
-      expect(result.code, args.join(" ")).toBe(1);
-      expect(result.stderr).toMatch(message);
-      expect(result.stderr).not.toMatch(/\n\s+at /);
-      expect(result.stderr + result.stdout).not.toContain("bottom drive");
-    }
-  });
-});
+        [
+          [
+            "validator",
+            "run",
+            "--chain",
+            "ws://127.0.0.1:1",
+            "--netuid",
+            "0",
+            "--hotkey",
+            hotkeyFile,
+          ],
+          /--netuid must be an integer from 1/,
+        ],
+        [
+          [
+            "validator",
+            "run",
+            "--chain",
+            "ws://127.0.0.1:1",
+            "--netuid",
+            "1",
+            "--hotkey",
+            "./nowhere/h",
+          ],
+          /no hotkey file at/,
+        ],
+        [
+          [
+            "validator",
+            "run",
+            "--chain",
+            "ws://127.0.0.1:1",
+            "--netuid",
+            "1",
+            "--hotkey",
+            "nosuchkey",
+          ],
+          /no key named "nosuchkey"/,
+        ],
+      ];
+      for (const [args, message] of cases) {
+        const result = await runCli(args, { env: env() });
+        expect(result.code, args.join(" ")).toBe(1);
+        expect(result.stderr).toMatch(message);
+        expect(result.stderr).not.toMatch(/\n\s+at /);
+        expect(result.stderr + result.stdout).not.toContain("bottom drive");
+      }
+    });
+  },
+);

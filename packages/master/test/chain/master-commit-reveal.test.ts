@@ -51,8 +51,6 @@ describe(`the master's validator under commit-reveal (${backend})`, () => {
     ) as [string, string, string];
     // Tempo 3: an epoch is 4 blocks (0.6 s), so a commit reveals within a second or two.
     chain = await startLocalSubtensor({
-      // Pinned to the spec-393 runtime (the epoch formula) until the validator follows the counter.
-      runtime: "spec393",
       blockMs: 150,
       tempo: 3,
       simulatedBlockMs: 3_000,

@@ -34,8 +34,6 @@ describe(`the master's chain wiring (${backend})`, () => {
       (phrase) => keypairFromMnemonic(phrase).address,
     ) as [string, string, string];
     chain = await startLocalSubtensor({
-      // Pinned to the spec-393 runtime (the epoch formula) until the validator follows the counter.
-      runtime: "spec393",
       blockMs: 150,
       subnetDefaults: {
         CommitRevealWeightsEnabled: false,
