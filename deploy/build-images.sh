@@ -182,7 +182,9 @@ build_master() {
     return 0
   fi
   log "building $tag"
-  debian_rootfs_cached "$cache_root/master-root" "$master_recipe" /etc/platform-master-packages
+  # libatomic1: node links against it from 26 on (minbase has the rest of what it needs).
+  debian_rootfs_cached "$cache_root/master-root" "$master_recipe" /etc/platform-master-packages \
+    libatomic1
 
   image_root="$work/image"
   mkdir -p "$image_root"

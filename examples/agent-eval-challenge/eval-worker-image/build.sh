@@ -62,11 +62,12 @@ tag="$repo_name:$hash"
 imported_image_present "$repo_name" "$hash" && exit 0
 log "building $tag"
 
-# --- the cached root: minbase has the C and C++ runtimes node links against; no package more.
+# --- the cached root: minbase has the C and C++ runtimes node links against, and libatomic1,
+# which node links against from 26 on (the project's default line); no package more.
 cache=${EVAL_WORKER_IMAGE_CACHE:-${XDG_CACHE_HOME:-/var/cache}/platform-agent-eval-eval-worker}
 debian_rootfs_workdir agent-eval-eval-worker
 work=$rootfs_work
-debian_rootfs_cached "$cache" "$rootfs_recipe" /etc/platform-worker-packages
+debian_rootfs_cached "$cache" "$rootfs_recipe" /etc/platform-worker-packages libatomic1
 
 # --- the image tarball: the root plus node, the worker and its key (root-owned,
 # read-only).
