@@ -37,6 +37,8 @@ export interface StepContext {
   onAction: (slug: string, action: RuntimeAction, outcome: "ok" | "failed") => void;
   /** Requests this master's proxy has in flight to an origin (an update drains them). */
   inflight: (origin: string) => number;
+  /** How long a proxy replica caches a challenge's address (PLATFORM_PROXY_CACHE_MS). */
+  proxyCacheMs: number;
 }
 
 const ACTION_EVENT = {

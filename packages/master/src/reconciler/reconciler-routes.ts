@@ -50,6 +50,7 @@ export function registerReconciler(
     log: context.log.child({ component: "reconciler" }),
     onAction: actions,
     inflight: (origin) => upstreamOf(context)?.inflight(origin) ?? 0,
+    proxyCacheMs: config.proxy.activeCacheMs,
   });
   reconcilers.set(context, reconciler);
   context.onListen(() => reconciler.start());

@@ -31,6 +31,8 @@ export interface ReconcilerOptions {
   onAction?: (slug: string, action: RuntimeAction, outcome: "ok" | "failed") => void;
   /** Requests the proxy has in flight to an origin (an update drains them); default none. */
   inflight?: (origin: string) => number;
+  /** How long a proxy replica caches a challenge's address; default 1 s. */
+  proxyCacheMs?: number;
 }
 
 /** Challenges reconciled at once in a pass (a slow pull does not hold the others up). */
@@ -214,6 +216,7 @@ export class Reconciler {
       probeFailures: this.probeFailures,
       onAction: o.onAction ?? (() => {}),
       inflight: o.inflight ?? (() => 0),
+      proxyCacheMs: o.proxyCacheMs ?? 1_000,
     };
   }
 

@@ -30,8 +30,6 @@ export const nextName = (slug: string) => `${challengeContainerName(slug)}-next`
 export const drainingName = (slug: string) => `${challengeContainerName(slug)}-old`;
 
 const POLL_MS = 500;
-/** How long a proxy replica may keep serving a cached address (ActiveChallengeCache's ttl). */
-const CACHE_TTL_MS = 1_000;
 
 /**
  * Replace the challenge's running container `old` without a gap: pin the registry's image to
@@ -170,7 +168,8 @@ async function drainAndStop(
   old: Docker.ContainerInspectInfo,
   progress: ProgressSink,
 ): Promise<void> {
-  await sleep(CACHE_TTL_MS + 100);
+  // Another replica's proxy may use the old address for as long as it caches a challenge.
+  await sleep(ctx.proxyCacheMs + 100);
   const origin = new URL(containerUrl(old, ctx.network) ?? "http://0.0.0.0").origin;
   const deadline = Date.now() + ctx.config.drainSeconds * 1000;
   let inflight = ctx.inflight(origin);
