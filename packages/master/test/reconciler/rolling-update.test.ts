@@ -149,6 +149,35 @@ describe.skipIf(!env)("updates by digest with rollback", () => {
     expect((await containerOf(docker, slug))?.Id).toBe(now?.Id);
   }, 60_000);
 
+  it("stops the old container only once the requests under way on it have ended", async () => {
+    // 32 MiB read by a client that pauses: still streaming from the old container when the
+    // proxy switches, far more than the sockets between them can buffer.
+    await inVolume(docker, www, "dd if=/dev/zero of=/vol/big bs=1048576 count=32 2>/dev/null");
+    const old = await containerOf(docker, slug);
+    const response = await fetch(`${publicUrl}/challenges/${slug}/big`);
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const download = (async () => {
+      let bytes = (await reader.read()).value?.byteLength ?? 0;
+      await sleep(3_000);
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+        bytes += chunk.value.byteLength;
+      return bytes;
+    })();
+    const { steps, result } = await update(IMAGES.challenge);
+    expect(result).toMatchObject({ status: "updated" });
+    expect(await download.catch((error: Error) => error.message)).toBe(32 * 1024 * 1024);
+    expect(steps).toContain("draining");
+    expect(steps.at(-1)).toBe("stopped_old");
+    expect(
+      await docker
+        .getContainer(old!.Id)
+        .inspect()
+        .catch(() => null),
+    ).toBeNull();
+    expect((await runtime()).runtime.image).toBe(IMAGES.challenge);
+  }, 60_000);
+
   it("rolls back an image that never becomes ready: the old container is never stopped", async () => {
     const old = await containerOf(docker, slug);
     const traffic = load();
@@ -173,13 +202,13 @@ describe.skipIf(!env)("updates by digest with rollback", () => {
         .catch(() => null),
     ).toBeNull();
     // The registry names the image that still serves; the attempt and its reason are recorded.
-    expect((await t.master.store.get(slug)).image).toBe(IMAGES.challengeHealthcheck);
+    expect((await t.master.store.get(slug)).image).toBe(IMAGES.challenge);
     const { runtime: state, events } = await runtime();
     expect(state).toMatchObject({ last_action: "rollback", container_id: old?.Id });
     expect(state.last_error).toMatch(/^update to platform-test\/nonroot:1 rolled back: /);
     expect(events[0]).toMatchObject({
       kind: "runtime_rolled_back",
-      detail: { image: NEVER_READY, kept: old?.Id, restored_image: IMAGES.challengeHealthcheck },
+      detail: { image: NEVER_READY, kept: old?.Id, restored_image: IMAGES.challenge },
     });
   }, 60_000);
 
@@ -228,6 +257,6 @@ describe.skipIf(!env)("updates by digest with rollback", () => {
     const inactive = await post({ image: IMAGES.challenge });
     expect(inactive.status).toBe(409);
     expect(await inactive.json()).toMatchObject({ code: "challenge_not_active" });
-    expect((await t.master.store.get(slug)).image).toBe(IMAGES.challengeHealthcheck);
+    expect((await t.master.store.get(slug)).image).toBe(IMAGES.challenge);
   });
 });
