@@ -62,14 +62,18 @@ export class EngineView {
   }
 
   /** Slugs and ids of the challenge containers `instanceId` (this deployment) owns. */
-  async owned(instanceId: string): Promise<{ slug: string; id: string }[]> {
+  async owned(instanceId: string): Promise<{ slug: string; id: string; name: string }[]> {
     const list = await this.docker.listContainers({
       all: true,
       filters: {
         label: [`${PLATFORM_LABELS.runtime}=challenge`, `${PLATFORM_LABELS.master}=${instanceId}`],
       },
     });
-    return list.map((c) => ({ slug: c.Labels[PLATFORM_LABELS.challenge] ?? "", id: c.Id }));
+    return list.map((c) => ({
+      slug: c.Labels[PLATFORM_LABELS.challenge] ?? "",
+      id: c.Id,
+      name: c.Names[0] ?? "",
+    }));
   }
 
   /**

@@ -12,7 +12,7 @@ import { containerSpec, desiredOf, isManaged, specHash } from "./desired-state.j
 import { type EngineView, isEngineUnreachable, SPEC_LABEL } from "./engine-view.js";
 import { operatorUpdate } from "./operator-update.js";
 import { ReconcilerLease } from "./reconciler-lease.js";
-import type { ProgressSink } from "./rolling-update.js";
+import { isUpdateLeftover, type ProgressSink } from "./rolling-update.js";
 import type { RuntimeAction, RuntimeStateRow, RuntimeStateStore } from "./runtime-state-store.js";
 
 /** What a {@link Reconciler} is built from. */
@@ -229,12 +229,17 @@ export class Reconciler {
   // Containers of this deployment whose challenge left the registry.
   private async removeOrphans(ctx: StepContext, rows: ChallengeRow[]): Promise<void> {
     const known = new Set(rows.map((row) => row.slug));
-    for (const { slug, id } of await ctx.engine.owned(ctx.instanceId)) {
-      if (known.has(slug) || !(await ctx.stillLeader())) continue;
+    for (const { slug, id, name } of await ctx.engine.owned(ctx.instanceId)) {
+      // A `-next` or `-old` container no update is using: a master stopped in the middle of one.
+      const leftover = isUpdateLeftover(slug, name) && !this.busy.has(slug);
+      if ((known.has(slug) && !leftover) || !(await ctx.stillLeader())) continue;
       await ctx.engine.remove(id);
-      this.options.log.info("reconciler: removed the container of an unregistered challenge", {
-        slug,
-      });
+      this.options.log.info(
+        leftover
+          ? "reconciler: removed a container an interrupted update left"
+          : "reconciler: removed the container of an unregistered challenge",
+        { slug, container: name },
+      );
     }
   }
 
@@ -256,7 +261,12 @@ export class Reconciler {
    * The operator's restart (POST …/restart) while the reconciler runs: replace the container
    * now with the pinned image, and record it. Only an active challenge runs (409 otherwise).
    */
-  async restartNow(slug: string): Promise<RuntimeOperationResponse> {
+  restartNow(slug: string): Promise<RuntimeOperationResponse> {
+    // Never while an update of it runs (or a pass's step): each would replace the other's work.
+    return this.exclusive(slug, () => this.restartExclusive(slug));
+  }
+
+  private async restartExclusive(slug: string): Promise<RuntimeOperationResponse> {
     const row = await this.options.store.get(slug);
     if (desiredOf(row) !== "running" || !isManaged(row))
       throw new HttpError(

@@ -29,6 +29,12 @@ export type ProgressSink = (progress: UpdateProgress) => void;
 export const nextName = (slug: string) => `${challengeContainerName(slug)}-next`;
 export const drainingName = (slug: string) => `${challengeContainerName(slug)}-old`;
 
+/** Is the container `name` (as Docker lists it, maybe with its leading slash) an update's `-next` or `-old`? */
+export function isUpdateLeftover(slug: string, name: string): boolean {
+  const bare = name.replace(/^\//, "");
+  return bare === nextName(slug) || bare === drainingName(slug);
+}
+
 const POLL_MS = 500;
 
 /**

@@ -9,6 +9,7 @@ import { Type } from "@sinclair/typebox";
 import { requireAdminToken } from "../admin/admin-auth.js";
 import type { MasterContext } from "../master-context.js";
 import { enforceImagePolicy } from "../registry/image-policy.js";
+import { isEngineUnreachable } from "./engine-view.js";
 import type { Reconciler } from "./reconciler.js";
 import type { UpdateProgress } from "./rolling-update.js";
 
@@ -45,6 +46,7 @@ export function registerUpdateRoute(context: MasterContext, reconciler: Reconcil
       401: { description: "Admin token mismatch" },
       404: { description: "Unknown slug" },
       409: { description: "The challenge is not active, or not run by this master" },
+      503: { description: "No Docker engine answers" },
     },
     handler: async ({ request, params, query, body }) => {
       enforceImagePolicy(body.image, config.imagePolicy);
@@ -52,7 +54,12 @@ export function registerUpdateRoute(context: MasterContext, reconciler: Reconcil
         query.stream === "1" ||
         query.stream === "true" ||
         (request.headers.get("accept") ?? "").includes("text/event-stream");
-      if (!wantsStream) return reconciler.updateNow(params.slug, body.image, () => {});
+      if (!wantsStream)
+        return reconciler
+          .updateNow(params.slug, body.image, () => {})
+          .catch((error) => {
+            throw asHttpError(error);
+          });
       // Refusals (404, 409) answer as plain errors before the stream starts.
       await context.store.get(params.slug);
       return sseResponse(request, () => updateEvents(reconciler, params.slug, body.image));
@@ -91,10 +98,29 @@ async function* updateEvents(
   }
   try {
     yield { event: "result", data: await run };
-  } catch (error) {
-    const status = error instanceof HttpError ? error.status : 500;
-    const code = error instanceof HttpError ? error.code : "internal_error";
-    const message = error instanceof HttpError ? error.message : "The update failed";
-    yield { event: "error", data: { status, code, message } };
+  } catch (failure) {
+    const error = asHttpError(failure);
+    const known = error instanceof HttpError;
+    yield {
+      event: "error",
+      data: {
+        status: known ? error.status : 500,
+        code: known ? error.code : "internal_error",
+        message: known ? error.message : "The update failed",
+      },
+    };
   }
+}
+
+/** The engine out of reach is 503 docker_unavailable, as for restart; anything else as it is. */
+function asHttpError(error: unknown): unknown {
+  if (!isEngineUnreachable(error)) return error;
+  return new HttpError(
+    503,
+    "docker_unavailable",
+    "The container engine is not reachable; try again later",
+    {
+      headers: { "retry-after": "10" },
+    },
+  );
 }

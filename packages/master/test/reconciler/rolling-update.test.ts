@@ -236,6 +236,28 @@ describe.skipIf(!env)("updates by digest with rollback", () => {
     expect(events[0]?.detail.reason).toMatch(/before it was ready|started without an address/);
   }, 60_000);
 
+  it("removes a -old container an interrupted update left behind, and leaves the serving one", async () => {
+    const serving = await containerOf(docker, slug);
+    const labels = serving!.Config.Labels;
+    const leftover = await docker.createContainer({
+      name: `${challengeContainerName(slug)}-old`,
+      Image: IMAGES.busybox,
+      Cmd: ["sleep", "600"],
+      Labels: {
+        "platform.runtime": labels["platform.runtime"]!,
+        "platform.master": labels["platform.master"]!,
+        "platform.challenge": slug,
+      },
+    });
+    await leftover.start();
+    await eventually(
+      async () => (await leftover.inspect().catch(() => null)) === null,
+      20_000,
+      "the leftover to be removed",
+    );
+    expect((await containerOf(docker, slug))?.Id).toBe(serving?.Id);
+  }, 30_000);
+
   it("refuses an update of an inactive challenge and an image the policy refuses", async () => {
     const post = (body: unknown) =>
       t.adminFetch(`/v1/admin/challenges/${slug}/update`, jsonInit("POST", body, t.admin));
