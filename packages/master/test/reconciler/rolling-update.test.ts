@@ -236,6 +236,29 @@ describe.skipIf(!env)("updates by digest with rollback", () => {
     expect(events[0]?.detail.reason).toMatch(/before it was ready|started without an address/);
   }, 60_000);
 
+  it("rolls back a new container that runs but is not ready in time, and retries it after the backoff", async () => {
+    const old = await containerOf(docker, slug);
+    const traffic = load();
+    const rollbacks = async () =>
+      (await runtime()).events.filter((e) => e.kind === "runtime_rolled_back");
+    const before = (await rollbacks()).length;
+    // Told to listen on 9999, its server still listens on 8080: it runs, never ready.
+    const patch = (metadata: Record<string, unknown>) =>
+      t.adminFetch(`/v1/admin/challenges/${slug}`, jsonInit("PATCH", { metadata }, t.admin));
+    expect((await patch({ port: 9999 })).status).toBe(200);
+    await eventually(async () => (await rollbacks()).length > before, 30_000, "a rollback");
+    const [rollback] = await rollbacks();
+    expect(rollback?.detail.reason).toMatch(
+      /^the new container was not ready within 8 s \(last probe: unreachable \(\w+\)\)$/,
+    );
+    // The record is not an image: the registry keeps it, the reconciler tries again later.
+    await eventually(async () => (await rollbacks()).length > before + 1, 40_000, "a retry");
+    expect((await patch({})).status).toBe(200);
+    const statuses = await traffic.stop();
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect((await containerOf(docker, slug))?.Id).toBe(old?.Id);
+  }, 90_000);
+
   it("removes a -old container an interrupted update left behind, and leaves the serving one", async () => {
     const serving = await containerOf(docker, slug);
     const labels = serving!.Config.Labels;
