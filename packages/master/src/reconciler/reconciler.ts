@@ -12,8 +12,9 @@ import { containerSpec, desiredOf, isManaged, specHash } from "./desired-state.j
 import { type EngineView, isEngineUnreachable, SPEC_LABEL } from "./engine-view.js";
 import { operatorUpdate } from "./operator-update.js";
 import { ReconcilerLease } from "./reconciler-lease.js";
-import { isUpdateLeftover, type ProgressSink } from "./rolling-update.js";
+import type { ProgressSink } from "./rolling-update.js";
 import type { RuntimeAction, RuntimeStateRow, RuntimeStateStore } from "./runtime-state-store.js";
+import { isUpdateLeftover } from "./update-names.js";
 
 /** What a {@link Reconciler} is built from. */
 export interface ReconcilerOptions {

@@ -6,9 +6,10 @@ import { challengeContainerName } from "../runtime/challenge-containers.js";
 import type { StepContext } from "./challenge-step.js";
 import { containerSpec, specHash } from "./desired-state.js";
 import { containerUrl, isEngineUnreachable, SPEC_LABEL } from "./engine-view.js";
-import { probeReadiness } from "./readiness-probe.js";
-import { restartDelaySeconds } from "./restart-backoff.js";
 import type { RuntimeStateRow } from "./runtime-state-store.js";
+import { drainingName, nextName } from "./update-names.js";
+import { awaitReady } from "./update-readiness.js";
+import { rollBack } from "./update-rollback.js";
 
 /** One step of an update, as `platform challenge update` shows it. */
 export interface UpdateProgress {
@@ -24,18 +25,6 @@ export interface UpdateOutcome {
 }
 
 export type ProgressSink = (progress: UpdateProgress) => void;
-
-/** The names an update gives the new container and the old one while they run side by side. */
-export const nextName = (slug: string) => `${challengeContainerName(slug)}-next`;
-export const drainingName = (slug: string) => `${challengeContainerName(slug)}-old`;
-
-/** Is the container `name` (as Docker lists it, maybe with its leading slash) an update's `-next` or `-old`? */
-export function isUpdateLeftover(slug: string, name: string): boolean {
-  const bare = name.replace(/^\//, "");
-  return bare === nextName(slug) || bare === drainingName(slug);
-}
-
-const POLL_MS = 500;
 
 /**
  * Replace the challenge's running container `old` without a gap: pin the registry's image to
@@ -87,42 +76,6 @@ async function removeLeftovers(ctx: StepContext, slug: string): Promise<void> {
     const info = await ctx.engine.inspectName(name);
     if (info) await ctx.engine.remove(info.Id, 0);
   }
-}
-
-type Readiness =
-  | { ok: true; info: Docker.ContainerInspectInfo; url: string; detail: string }
-  | { ok: false; reason: string };
-
-/** Probe the new container until it is ready, exits, or its time is up. */
-async function awaitReady(
-  ctx: StepContext,
-  name: string,
-  progress: ProgressSink,
-): Promise<Readiness> {
-  const deadline = Date.now() + ctx.config.updateReadySeconds * 1000;
-  let last = "not probed yet";
-  while (Date.now() < deadline) {
-    const info = await ctx.engine.inspectName(name);
-    if (!info) return { ok: false, reason: "the new container disappeared before it was ready" };
-    // Docker's restart policy may already be restarting it: it exited all the same.
-    if (!info.State.Running || info.State.Restarting || info.RestartCount > 0)
-      return {
-        ok: false,
-        reason: `the new container exited with code ${info.State.ExitCode}${info.State.OOMKilled ? " (out of memory)" : ""} before it was ready`,
-      };
-    const url = containerUrl(info, ctx.network);
-    const probe = url
-      ? await probeReadiness(url, info.State.Health?.Status)
-      : { ready: false, detail: `no address on network ${ctx.network}` };
-    if (probe.ready && url) return { ok: true, info, url, detail: probe.detail };
-    if (probe.detail !== last) progress({ step: "waiting", detail: probe.detail });
-    last = probe.detail;
-    await sleep(POLL_MS);
-  }
-  return {
-    ok: false,
-    reason: `the new container was not ready within ${ctx.config.updateReadySeconds} s (last probe: ${last})`,
-  };
 }
 
 /** Hand the challenge's name and address to the new container; record the update. */
@@ -190,55 +143,6 @@ async function drainAndStop(
     step: "stopped_old",
     detail: inflight > 0 ? `stopped with ${inflight} request(s) still open` : "stopped",
   });
-}
-
-/** The new container is removed; the old one, never touched, keeps serving. */
-async function rollBack(
-  ctx: StepContext,
-  row: ChallengeRow,
-  state: RuntimeStateRow | null,
-  old: Docker.ContainerInspectInfo,
-  pinned: string | null,
-  reason: string,
-): Promise<UpdateOutcome> {
-  const next = await ctx.engine.inspectName(nextName(row.slug));
-  if (next) await ctx.engine.remove(next.Id, 0);
-  // The registry goes back to the image that runs: the desired state says what serves, and
-  // the next pass does not try the same bad image again. Another field's change is retried
-  // after the backoff.
-  if (state?.image && state.image !== row.image)
-    await ctx.store.update(row.slug, { image: state.image });
-  const failures = (state?.failures ?? 0) + 1;
-  const delay = restartDelaySeconds(
-    failures,
-    ctx.config.backoffSeconds,
-    ctx.config.backoffMaxSeconds,
-  );
-  ctx.onAction(row.slug, "update", "failed");
-  await ctx.state.write(
-    row.slug,
-    "running",
-    {
-      container_id: old.Id,
-      last_action: "rollback",
-      last_action_at: new Date(),
-      last_error: `update to ${row.image} rolled back: ${reason}`,
-      failures,
-      next_attempt_at: new Date(Date.now() + delay * 1000),
-    },
-    {
-      kind: "runtime_rolled_back",
-      detail: {
-        image: row.image,
-        pinned_image: pinned,
-        reason,
-        kept: old.Id,
-        restored_image: state?.image ?? null,
-        holder: ctx.holder,
-      },
-    },
-  );
-  return { status: "rolled_back", detail: reason, pinned_image: pinned };
 }
 
 function messageOf(error: unknown): string {
