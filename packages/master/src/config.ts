@@ -116,6 +116,10 @@ export interface ReconcilerConfig {
   startGraceSeconds: number;
   /** Failed readiness probes in a row after which a running challenge is restarted. */
   unhealthyAfter: number;
+  /** How long an update's new container may take to become ready before it is rolled back (seconds). */
+  updateReadySeconds: number;
+  /** How long an update waits for the old container's in-flight requests before stopping it (seconds). */
+  drainSeconds: number;
 }
 
 /** The container broker and the challenge runtime (docs/broker.md). */
@@ -307,6 +311,18 @@ const MasterEnvironment = Type.Object({
     "failed readiness probes in a row before a restart",
     100,
   ),
+  PLATFORM_UPDATE_READY_SECONDS: int(
+    1,
+    60,
+    "seconds an update's new container has to become ready before rollback",
+    3600,
+  ),
+  PLATFORM_UPDATE_DRAIN_SECONDS: int(
+    0,
+    30,
+    "seconds an update waits for the old container's in-flight requests",
+    3600,
+  ),
   PLATFORM_DOCKER_NETWORK: text(
     "network challenge containers join",
     "platform",
@@ -466,6 +482,8 @@ export function loadMasterConfig(
       ),
       startGraceSeconds: e.PLATFORM_RECONCILE_START_GRACE_SECONDS,
       unhealthyAfter: e.PLATFORM_RECONCILE_UNHEALTHY_AFTER,
+      updateReadySeconds: e.PLATFORM_UPDATE_READY_SECONDS,
+      drainSeconds: e.PLATFORM_UPDATE_DRAIN_SECONDS,
     },
   };
   if (e.DATABASE_URL) config.databaseUrl = e.DATABASE_URL;

@@ -42,7 +42,8 @@ export async function callMaster<T>(
   return { status: response.status, body: body as T };
 }
 
-function explain(status: number, body: unknown, path: string): string {
+/** One sentence for a refused call: its status, the master's detail and code. */
+export function explain(status: number, body: unknown, path: string): string {
   const detail = (body as { detail?: unknown } | null)?.detail;
   const code = (body as { code?: unknown } | null)?.code;
   if (status === 422 && Array.isArray(detail)) {

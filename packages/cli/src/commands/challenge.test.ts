@@ -157,7 +157,15 @@ describe("platform challenge (against a real master process)", () => {
     const result = await cli("challenge", "--help");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("Manage and scaffold challenges");
-    for (const command of ["create", "register", "activate", "deactivate", "pull", "restart"])
+    for (const command of [
+      "create",
+      "register",
+      "activate",
+      "deactivate",
+      "pull",
+      "restart",
+      "update",
+    ])
       expect(result.stdout).toContain(command);
   });
 });

@@ -10,5 +10,6 @@ export default defineCommand({
     deactivate: () => import("./challenge-lifecycle.js").then((module) => module.deactivate),
     pull: () => import("./challenge-lifecycle.js").then((module) => module.pull),
     restart: () => import("./challenge-lifecycle.js").then((module) => module.restart),
+    update: () => import("./challenge-update.js").then((module) => module.default),
   },
 });

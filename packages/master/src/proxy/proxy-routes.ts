@@ -7,6 +7,13 @@ import { registerSignedUploadRoute } from "./signed-upload-route.js";
 import { registerSubmissionStatusRoute } from "./submission-status-route.js";
 import { UpstreamClient } from "./upstream-client.js";
 
+const upstreams = new WeakMap<MasterContext, UpstreamClient>();
+
+/** The proxy's client to challenges on a master (an update asks it what is still in flight). */
+export function upstreamOf(context: MasterContext): UpstreamClient | undefined {
+  return upstreams.get(context);
+}
+
 /**
  * Mount the master's public proxy: the passthrough to active challenges, the submission-status
  * read and the signed upload. One pooled undici client serves all three; the upload's nonce
@@ -21,6 +28,7 @@ export function registerProxyRoutes(context: MasterContext): NativePassthrough {
     timeoutMs: config.proxy.timeoutMs,
     log: log.child({ component: "proxy" }),
   });
+  upstreams.set(context, upstream);
   const nonces = new NonceStore(database.sql, { log });
   const isMasterCredential = masterCredentialCheck(config.adminToken);
   // The specific routes first: /v1/challenges/... never reaches the passthrough, but reading

@@ -157,6 +157,15 @@ export class UpstreamClient {
     );
   }
 
+  /**
+   * Requests to `origin` under way on this master (sent or queued, their response bodies still
+   * streaming): an update waits for them to end before it stops the old container.
+   */
+  inflight(origin: string): number {
+    const stats = this.pools.get(origin)?.stats;
+    return stats ? stats.size : 0;
+  }
+
   /** Drop every pooled connection. */
   async close(): Promise<void> {
     const pools = [...this.pools.values()];

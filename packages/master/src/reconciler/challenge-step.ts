@@ -10,6 +10,7 @@ import { containerSpec, desiredOf, specHash } from "./desired-state.js";
 import { containerUrl, type EngineView, isEngineUnreachable, SPEC_LABEL } from "./engine-view.js";
 import { probeReadiness } from "./readiness-probe.js";
 import { restartDelaySeconds, STABLE_SECONDS } from "./restart-backoff.js";
+import { updateBeside } from "./rolling-update.js";
 import type {
   ObservedRuntime,
   RuntimeAction,
@@ -34,6 +35,10 @@ export interface StepContext {
   /** Failed readiness probes in a row, by container id (this holder's memory). */
   probeFailures: Map<string, number>;
   onAction: (slug: string, action: RuntimeAction, outcome: "ok" | "failed") => void;
+  /** Requests this master's proxy has in flight to an origin (an update drains them). */
+  inflight: (origin: string) => number;
+  /** How long a proxy replica caches a challenge's address (PLATFORM_PROXY_CACHE_MS). */
+  proxyCacheMs: number;
 }
 
 const ACTION_EVENT = {
@@ -81,15 +86,29 @@ export async function reconcileChallenge(
   }
   const pinned = state?.image === row.image ? state.pinned_image : null;
   const spec = pinned ? specHash(containerSpec(row, pinned), ctx.masterKey) : null;
-  // Replacing is stop-then-start here; an update that starts the new container beside the old
-  // and moves the proxy once it is ready (with rollback) takes this branch over.
+  // A running container of another spec is updated beside itself, with rollback.
   if (!spec || info.Config.Labels?.[SPEC_LABEL] !== spec)
-    return act(ctx, row, state, {
-      action: "replace",
-      reason: pinned ? "the registry record changed" : "new image",
-      observed: "running",
-    });
+    return replaceBeside(
+      ctx,
+      row,
+      state,
+      info,
+      pinned ? "the registry record changed" : "new image",
+    );
   return checkRunning(ctx, row, state, info);
+}
+
+/** An update of a running container (rolling-update.ts), unless a rollback's backoff says wait. */
+async function replaceBeside(
+  ctx: StepContext,
+  row: ChallengeRow,
+  state: RuntimeStateRow | null,
+  info: Docker.ContainerInspectInfo,
+  reason: string,
+): Promise<void> {
+  if (state?.next_attempt_at && state.next_attempt_at.getTime() > Date.now()) return;
+  if (!(await ctx.stillLeader())) return;
+  await updateBeside(ctx, row, state, info, reason);
 }
 
 async function settleStopped(
@@ -220,7 +239,7 @@ async function act(
 
 /** What a step decided to do, why, and what it saw. */
 interface PlannedAction {
-  action: Exclude<RuntimeAction, "stop">;
+  action: "start" | "restart" | "replace";
   reason: string;
   observed: ObservedRuntime;
 }

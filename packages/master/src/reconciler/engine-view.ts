@@ -32,9 +32,14 @@ export class EngineView {
   ) {}
 
   /** The challenge's container, or null when there is none. */
-  async inspect(slug: string): Promise<Docker.ContainerInspectInfo | null> {
+  inspect(slug: string): Promise<Docker.ContainerInspectInfo | null> {
+    return this.inspectName(challengeContainerName(slug));
+  }
+
+  /** The container of that name or id, or null when there is none. */
+  async inspectName(name: string): Promise<Docker.ContainerInspectInfo | null> {
     try {
-      return await this.docker.getContainer(challengeContainerName(slug)).inspect();
+      return await this.docker.getContainer(name).inspect();
     } catch (error) {
       if (isMissing(error)) return null;
       throw error;
@@ -51,15 +56,24 @@ export class EngineView {
     await ignoreMissing(() => container.remove({ force: true }));
   }
 
+  /** Rename a container (running or not): how an update hands the challenge's name over. */
+  async rename(id: string, name: string): Promise<void> {
+    await this.docker.getContainer(id).rename({ name });
+  }
+
   /** Slugs and ids of the challenge containers `instanceId` (this deployment) owns. */
-  async owned(instanceId: string): Promise<{ slug: string; id: string }[]> {
+  async owned(instanceId: string): Promise<{ slug: string; id: string; name: string }[]> {
     const list = await this.docker.listContainers({
       all: true,
       filters: {
         label: [`${PLATFORM_LABELS.runtime}=challenge`, `${PLATFORM_LABELS.master}=${instanceId}`],
       },
     });
-    return list.map((c) => ({ slug: c.Labels[PLATFORM_LABELS.challenge] ?? "", id: c.Id }));
+    return list.map((c) => ({
+      slug: c.Labels[PLATFORM_LABELS.challenge] ?? "",
+      id: c.Id,
+      name: c.Names[0] ?? "",
+    }));
   }
 
   /**

@@ -16,7 +16,7 @@ export function registerReconcilerMetrics(
   const { metrics } = context;
   const actions = metrics.counter({
     name: "platform_reconciler_actions_total",
-    help: "Container actions of the reconciler on this master, by challenge, action (start, restart, replace, stop) and outcome (ok, failed)",
+    help: "Container actions of the reconciler on this master, by challenge, action (start, restart, replace, stop, update) and outcome (ok, failed)",
     labelNames: ["slug", "action", "outcome"],
   });
   metrics.gauge({

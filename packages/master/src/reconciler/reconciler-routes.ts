@@ -2,6 +2,7 @@ import { Slug } from "@platform/core";
 import { Type } from "@sinclair/typebox";
 import { requireAdminToken } from "../admin/admin-auth.js";
 import type { MasterContext } from "../master-context.js";
+import { upstreamOf } from "../proxy/proxy-routes.js";
 import type { ChallengeContainers } from "../runtime/challenge-containers.js";
 import { EngineView } from "./engine-view.js";
 import { Reconciler } from "./reconciler.js";
@@ -13,6 +14,7 @@ import {
   runtimeDetail,
 } from "./reconciler-view.js";
 import { RuntimeStateStore } from "./runtime-state-store.js";
+import { registerUpdateRoute } from "./update-route.js";
 
 const reconcilers = new WeakMap<MasterContext, Reconciler>();
 
@@ -47,6 +49,8 @@ export function registerReconciler(
     instanceId,
     log: context.log.child({ component: "reconciler" }),
     onAction: actions,
+    inflight: (origin) => upstreamOf(context)?.inflight(origin) ?? 0,
+    proxyCacheMs: config.proxy.activeCacheMs,
   });
   reconcilers.set(context, reconciler);
   context.onListen(() => reconciler.start());
@@ -57,6 +61,7 @@ export function registerReconciler(
     if (lease.last_error) throw new Error(lease.last_error);
   });
   registerRoutes(context, reconciler, state);
+  registerUpdateRoute(context, reconciler);
   return reconciler;
 }
 

@@ -290,7 +290,7 @@ describe.skipIf(!env)("the reconciler on a real engine", () => {
     );
     expect(patch.status).toBe(200);
     await eventually(
-      async () => (await runtime(web)).events[0]?.kind === "runtime_replaced",
+      async () => (await runtime(web)).events[0]?.kind === "runtime_updated",
       20_000,
       "the replacement",
     );

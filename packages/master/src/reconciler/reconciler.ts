@@ -10,8 +10,11 @@ import type { ChallengeContainers } from "../runtime/challenge-containers.js";
 import { reconcileChallenge, type StepContext } from "./challenge-step.js";
 import { containerSpec, desiredOf, isManaged, specHash } from "./desired-state.js";
 import { type EngineView, isEngineUnreachable, SPEC_LABEL } from "./engine-view.js";
+import { operatorUpdate } from "./operator-update.js";
 import { ReconcilerLease } from "./reconciler-lease.js";
+import type { ProgressSink } from "./rolling-update.js";
 import type { RuntimeAction, RuntimeStateRow, RuntimeStateStore } from "./runtime-state-store.js";
+import { isUpdateLeftover } from "./update-names.js";
 
 /** What a {@link Reconciler} is built from. */
 export interface ReconcilerOptions {
@@ -27,6 +30,10 @@ export interface ReconcilerOptions {
   instanceId: () => Promise<string>;
   log: Logger;
   onAction?: (slug: string, action: RuntimeAction, outcome: "ok" | "failed") => void;
+  /** Requests the proxy has in flight to an origin (an update drains them); default none. */
+  inflight?: (origin: string) => number;
+  /** How long a proxy replica caches a challenge's address; default 1 s. */
+  proxyCacheMs?: number;
 }
 
 /** Challenges reconciled at once in a pass (a slow pull does not hold the others up). */
@@ -50,6 +57,8 @@ export class Reconciler {
   private again = false;
   private fingerprint = "";
   private readonly probeFailures = new Map<string, number>();
+  /** The step or update under way per challenge: one at a time each. */
+  private readonly busy = new Map<string, Promise<unknown>>();
 
   constructor(private readonly options: ReconcilerOptions) {
     const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
@@ -167,8 +176,10 @@ export class Reconciler {
   }
 
   private async step(ctx: StepContext, row: ChallengeRow, state: RuntimeStateRow | null) {
+    // An operator's update holds this challenge: the next pass sees what it left.
+    if (this.busy.has(row.slug)) return;
     try {
-      await reconcileChallenge(ctx, row, state);
+      await this.exclusive(row.slug, () => reconcileChallenge(ctx, row, state));
     } catch (error) {
       if (isEngineUnreachable(error)) throw error;
       this.options.log.warn("reconciler: a challenge's step failed", {
@@ -178,7 +189,19 @@ export class Reconciler {
     }
   }
 
-  private async stepContext(): Promise<StepContext> {
+  /** Run `work` once the challenge's step or update under way has ended. */
+  exclusive<T>(slug: string, work: () => Promise<T>): Promise<T> {
+    const next = (this.busy.get(slug) ?? Promise.resolve()).catch(() => {}).then(work);
+    this.busy.set(slug, next);
+    const release = () => {
+      if (this.busy.get(slug) === next) this.busy.delete(slug);
+    };
+    next.then(release, release);
+    return next;
+  }
+
+  /** What one step needs (an operator's update builds one too). */
+  async stepContext(): Promise<StepContext> {
     const o = this.options;
     return {
       config: o.config,
@@ -193,6 +216,8 @@ export class Reconciler {
       stillLeader: () => this.renewBeforeAction(),
       probeFailures: this.probeFailures,
       onAction: o.onAction ?? (() => {}),
+      inflight: o.inflight ?? (() => 0),
+      proxyCacheMs: o.proxyCacheMs ?? 1_000,
     };
   }
 
@@ -205,20 +230,44 @@ export class Reconciler {
   // Containers of this deployment whose challenge left the registry.
   private async removeOrphans(ctx: StepContext, rows: ChallengeRow[]): Promise<void> {
     const known = new Set(rows.map((row) => row.slug));
-    for (const { slug, id } of await ctx.engine.owned(ctx.instanceId)) {
-      if (known.has(slug) || !(await ctx.stillLeader())) continue;
+    for (const { slug, id, name } of await ctx.engine.owned(ctx.instanceId)) {
+      // A `-next` or `-old` container no update is using: a master stopped in the middle of one.
+      const leftover = isUpdateLeftover(slug, name) && !this.busy.has(slug);
+      if ((known.has(slug) && !leftover) || !(await ctx.stillLeader())) continue;
       await ctx.engine.remove(id);
-      this.options.log.info("reconciler: removed the container of an unregistered challenge", {
-        slug,
-      });
+      this.options.log.info(
+        leftover
+          ? "reconciler: removed a container an interrupted update left"
+          : "reconciler: removed the container of an unregistered challenge",
+        { slug, container: name },
+      );
     }
+  }
+
+  /** The operator's update (POST …/update): see operator-update.ts. */
+  async updateNow(
+    slug: string,
+    image: string,
+    progress: ProgressSink,
+  ): Promise<RuntimeOperationResponse> {
+    const ctx = await this.stepContext();
+    const result = await this.exclusive(slug, () =>
+      operatorUpdate(ctx, this.leader, slug, image, progress),
+    );
+    if (result.status === "pending") void this.trigger();
+    return result;
   }
 
   /**
    * The operator's restart (POST …/restart) while the reconciler runs: replace the container
    * now with the pinned image, and record it. Only an active challenge runs (409 otherwise).
    */
-  async restartNow(slug: string): Promise<RuntimeOperationResponse> {
+  restartNow(slug: string): Promise<RuntimeOperationResponse> {
+    // Never while an update of it runs (or a pass's step): each would replace the other's work.
+    return this.exclusive(slug, () => this.restartExclusive(slug));
+  }
+
+  private async restartExclusive(slug: string): Promise<RuntimeOperationResponse> {
     const row = await this.options.store.get(slug);
     if (desiredOf(row) !== "running" || !isManaged(row))
       throw new HttpError(

@@ -20,7 +20,7 @@ export type ObservedRuntime =
   | "failed";
 
 /** What the reconciler did last. */
-export type RuntimeAction = "start" | "restart" | "replace" | "stop";
+export type RuntimeAction = "start" | "restart" | "replace" | "stop" | "update" | "rollback";
 
 /** One row of `challenge_runtime`. */
 export interface RuntimeStateRow {
@@ -54,7 +54,9 @@ export interface RuntimeEvent {
     | "runtime_restarted"
     | "runtime_replaced"
     | "runtime_stopped"
-    | "runtime_failed";
+    | "runtime_failed"
+    | "runtime_updated"
+    | "runtime_rolled_back";
   detail: Record<string, unknown>;
 }
 

@@ -43,6 +43,13 @@ export interface RestartOptions {
   image?: string;
   /** Labels added to the platform's own (the reconciler's spec fingerprint). */
   labels?: Record<string, string>;
+  /**
+   * The container's name; default `platform-challenge-<slug>`. An update starts the new
+   * container under another name, beside the old one (reconciler/rolling-update.ts).
+   */
+  name?: string;
+  /** Point the registry's internal_base_url at it (default true; an update does that itself once it is ready). */
+  publish?: boolean;
 }
 
 /** The label that carries the port a challenge container listens on. */
@@ -152,7 +159,7 @@ export class ChallengeContainers {
     options: RestartOptions = {},
   ): Promise<RuntimeOperationResponse> {
     const docker = this.docker;
-    const name = challengeContainerName(row.slug);
+    const name = options.name ?? challengeContainerName(row.slug);
     const instanceId = await this.options.instanceId();
     const reference = options.image ?? row.image;
     let image: Docker.ImageInspectInfo;
@@ -242,7 +249,8 @@ export class ChallengeContainers {
     if (!address)
       throw failed(row, "restart", `${name} started without an address on network ${network}`);
     const url = `http://${address}:${port}`;
-    await this.options.store.update(row.slug, { internal_base_url: url });
+    if (options.publish !== false)
+      await this.options.store.update(row.slug, { internal_base_url: url });
     this.options.log.info("challenge container started", { slug: row.slug, container: name, url });
     return answer(row, "restart", "running", `Started ${name} from ${reference} at ${url}`);
   }

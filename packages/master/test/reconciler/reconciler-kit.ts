@@ -18,6 +18,8 @@ export function fastReconciler(config: MasterConfig, network: string): void {
     backoffMaxSeconds: 4,
     startGraceSeconds: 1,
     unhealthyAfter: 1,
+    updateReadySeconds: 8,
+    drainSeconds: 5,
   };
 }
 
