@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { knownBodyOf } from "./_known-body.js";
+import { lingerOnClose } from "./_lingering-close.js";
 import { nodeRequest } from "./_node-request.js";
 import type { ServerEnv } from "./app.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -93,7 +94,10 @@ export async function writeWebResponse(
   if (cookies.length) headers["set-cookie"] = cookies;
   // A request body nobody read to the end (a refusal, a 413) must not stay on a keep-alive
   // socket, where its bytes would be parsed as the next request: close after replying.
-  if (res.req && !res.req.complete && !BODYLESS_METHODS.has(method)) headers.connection = "close";
+  if (res.req && !res.req.complete && !BODYLESS_METHODS.has(method)) {
+    headers.connection = "close";
+    lingerOnClose(res.req);
+  }
   const known = knownBodyOf(response);
   if (known !== undefined) {
     // A body the kit built from a string: one write, with its length, no stream to read.
