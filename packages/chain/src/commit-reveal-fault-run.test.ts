@@ -17,7 +17,7 @@ import {
 } from "./_test-chain.js";
 import type { ChainClient } from "./chain-client.js";
 import { readStoredCommits, storageEntry } from "./commit-reveal.js";
-import { epochIndex, firstBlockOfEpoch } from "./rules/epoch.js";
+import { epochIndex, firstBlockOfEpoch, shouldRunEpoch } from "./rules/epoch.js";
 import { type SubmissionRecord, SubmissionStore } from "./submission-store.js";
 import { runValidator, type ValidatorOutcome } from "./validator-loop.js";
 import { createWeightsSubmitter, type SubmitterEvent } from "./weights-submitter.js";
@@ -46,8 +46,9 @@ import { createWeightsSubmitter, type SubmitterEvent } from "./weights-submitter
 // - no empty or all-burn vector was ever recorded or committed;
 // - every confirmed commit is stored under the TimelockedWeightCommits key it recorded (read
 //   back from the chain's storage at its block), on both epoch models;
-// - no revealed commit's round was stored before the first block of its reveal epoch as the
-//   chain ran it (the formula's, or LastEpochBlock on the counter);
+// - reveals whose round was stored before the first block of their reveal epoch as the chain
+//   ran it (the formula's, or LastEpochBlock on the counter) are counted and listed, not
+//   asserted: they are not zero yet (docs/chain.md, "The long fault run");
 // - commits unrevealed other than on skipped rounds are exactly those whose reveal fell in a
 //   low-stake window (`stake_too_low`), and were committed again.
 
@@ -285,6 +286,7 @@ describe("commit-reveal fault run", () => {
       signedByAlice: 0,
       epochsSkipped: 0,
       epochsDeferred: 0,
+      deferredAt: new Set<number>(),
     };
     // Reads one block, retrying through the faults (a dropped connection, a stall).
     const scanBlock = async (n: number): Promise<void> => {
@@ -337,7 +339,10 @@ describe("commit-reveal fault run", () => {
           }
           if (r.phase.isInitialization && r.event.section === "subtensorModule") {
             if (r.event.method === "EpochSkipped") chainScan.epochsSkipped += 1;
-            if (r.event.method === "EpochDeferred") chainScan.epochsDeferred += 1;
+            if (r.event.method === "EpochDeferred") {
+              chainScan.epochsDeferred += 1;
+              chainScan.deferredAt.add(n);
+            }
           }
         }
       });
@@ -537,9 +542,23 @@ describe("commit-reveal fault run", () => {
         }
       }
     };
+    const lastEpochBlockAt = async (n: number) =>
+      Number(
+        await read(n, async (api, hash) =>
+          (
+            (await storageEntry(api, "subtensorModule", "lastEpochBlock").at(hash, NETUID)) as Codec
+          ).toString(),
+        ),
+      );
     const wrongKey: number[] = [];
     const pulseBeforeRevealEpoch: number[] = [];
-    const earlyReveals: Record<string, unknown>[] = [];
+    const earlyReveals: {
+      id: number;
+      included: number;
+      inEpochBlock: boolean;
+      firstOfReveal: number;
+      revealedAt: number;
+    }[] = [];
     for (const r of (await rows()).filter(accepted)) {
       const commit = r.commit;
       const included = r.finalizedBlock?.number;
@@ -558,30 +577,20 @@ describe("commit-reveal fault run", () => {
       const revealedAt = commit.revealBlock.number;
       const firstOfReveal =
         upgradeBlock !== undefined && revealedAt > upgradeBlock
-          ? Number(
-              await read(revealedAt, async (api, hash) =>
-                (
-                  (await storageEntry(api, "subtensorModule", "lastEpochBlock").at(
-                    hash,
-                    NETUID,
-                  )) as Codec
-                ).toString(),
-              ),
-            )
+          ? await lastEpochBlockAt(revealedAt)
           : firstBlockOfEpoch(NETUID, TEMPO, commit.revealEpoch);
       const early = await read(firstOfReveal - 1, async (api, hash) => {
         const pulse = await storageEntry(api, "drand", "pulses").at(hash, commit.revealRound);
         return !(pulse as Codec).isEmpty;
       });
-      if (early) pulseBeforeRevealEpoch.push(r.id);
-      if (early)
-        earlyReveals.push({
-          id: r.id,
-          included,
-          commitEpoch: commit.commitEpoch,
-          firstOfReveal,
-          revealedAt,
-        });
+      if (!early) continue;
+      pulseBeforeRevealEpoch.push(r.id);
+      // Included in the block that ran an epoch (its key the lookahead's)? Listed with each.
+      const inEpochBlock =
+        upgradeBlock !== undefined && included > upgradeBlock
+          ? (await lastEpochBlockAt(included)) === included || chainScan.deferredAt.has(included)
+          : shouldRunEpoch(NETUID, TEMPO, included);
+      earlyReveals.push({ id: r.id, included, inEpochBlock, firstOfReveal, revealedAt });
     }
 
     // ---- counts ----
@@ -692,7 +701,9 @@ describe("commit-reveal fault run", () => {
     expect(summary.insideRateLimit).toBe(0);
     expect(summary.emptyVectors).toBe(0);
     expect(wrongKey, "commits not under the key they recorded").toEqual([]);
-    // Reported, not asserted (yet): see docs/chain.md, "The long fault run".
+    // Rounds due before their reveal epoch are counted and listed, not asserted: a commit whose
+    // inclusion slips past the block that runs an epoch gets the next key with the round of the
+    // earlier one (see docs/chain.md, "The long fault run").
     // The faults happened.
     expect(summary.commitsOnSkippedRounds).toBeGreaterThanOrEqual(MIN_SKIPPED_COMMITS);
     expect(counts.restarts).toBeGreaterThan(5);
