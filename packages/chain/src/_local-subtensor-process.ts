@@ -10,7 +10,10 @@ import { type LocalSubtensorOptions, startLocalSubtensor } from "./local-subtens
 const options = JSON.parse(process.argv[2] ?? "{}") as Omit<LocalSubtensorOptions, "log">;
 const node = await startLocalSubtensor({
   ...options,
-  log: createLogger({ name: "local-subtensor", level: "error" }),
+  log: createLogger({
+    name: "local-subtensor",
+    level: (process.env.PLATFORM_LOCAL_SUBTENSOR_LOG ?? "error") as "error",
+  }),
 });
 const send = (message: unknown) => process.stdout.write(`${JSON.stringify(message)}\n`);
 send({ ready: { url: node.url, genesisHash: node.genesisHash, drand: node.drandInfo() } });
@@ -29,6 +32,24 @@ const methods: Record<string, (params: Params) => unknown> = {
       name as Parameters<typeof node.setHyperparameter>[1],
       value as Parameters<typeof node.setHyperparameter>[2],
     ),
+  // The spec-424 dev methods. Those queued for the next block answer with that block's number
+  // (the head once they resolve), so a test knows from which block their effect holds.
+  setStake: async ([netuid, hotkey, stake]) => {
+    await node.setStake(netuid as number, hotkey as string, BigInt(stake as string));
+    return node.status().head.number;
+  },
+  setSubnetOwner: async ([netuid, hotkey]) => {
+    await node.setSubnetOwner(netuid as number, hotkey as string);
+    return node.status().head.number;
+  },
+  deferEpoch: ([netuid, times]) =>
+    node.deferEpoch(netuid as number, (times as number | null) ?? undefined),
+  skipEpoch: ([netuid, times]) =>
+    node.skipEpoch(netuid as number, (times as number | null) ?? undefined),
+  triggerEpoch: ([netuid, at]) =>
+    node.triggerEpoch(netuid as number, (at as number | null) ?? undefined),
+  upgradeRuntime: ([runtime]) =>
+    node.upgradeRuntime((runtime as Parameters<typeof node.upgradeRuntime>[0] | null) ?? undefined),
 };
 
 const lines = createInterface({ input: process.stdin });

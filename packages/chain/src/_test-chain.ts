@@ -23,6 +23,7 @@ import {
   type LocalSubtensorHyperparameter,
   type LocalSubtensorHyperparameterValue,
   type LocalSubtensorOptions,
+  type LocalSubtensorRuntime,
   type LocalSubtensorStatus,
   startLocalSubtensor,
 } from "./local-subtensor/index.js";
@@ -91,6 +92,15 @@ export interface LocalSubtensorProcess {
     name: LocalSubtensorHyperparameter,
     value: LocalSubtensorHyperparameterValue,
   ): Promise<void>;
+  /** `dev_setStake`; resolves with the block from which the stake holds. */
+  setStake(netuid: number, hotkey: string, stake: number | bigint): Promise<number>;
+  /** `dev_setSubnetOwner`; resolves with the block from which the owner holds. */
+  setSubnetOwner(netuid: number, hotkey: string): Promise<number>;
+  deferEpoch(netuid: number, times?: number): Promise<void>;
+  skipEpoch(netuid: number, times?: number): Promise<void>;
+  triggerEpoch(netuid: number, at?: number): Promise<number>;
+  /** `dev_upgradeRuntime`; resolves with the block whose state holds the new runtime. */
+  upgradeRuntime(runtime?: LocalSubtensorRuntime): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -169,6 +179,12 @@ export async function chainNodeProcess(
     registerNeuron: (netuid, hotkey, permit) => rpc("registerNeuron", netuid, hotkey, permit),
     setHyperparameter: (netuid, name, value) =>
       rpc("setHyperparameter", netuid, name, typeof value === "bigint" ? value.toString() : value),
+    setStake: (netuid, hotkey, stake) => rpc("setStake", netuid, hotkey, stake.toString()),
+    setSubnetOwner: (netuid, hotkey) => rpc("setSubnetOwner", netuid, hotkey),
+    deferEpoch: (netuid, times) => rpc("deferEpoch", netuid, times),
+    skipEpoch: (netuid, times) => rpc("skipEpoch", netuid, times),
+    triggerEpoch: (netuid, at) => rpc("triggerEpoch", netuid, at),
+    upgradeRuntime: (runtime) => rpc("upgradeRuntime", runtime),
     close,
   };
 }

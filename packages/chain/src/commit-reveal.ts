@@ -12,9 +12,9 @@ import {
   advanceSchedule,
   commitEpochIn,
   type EpochSchedule,
-  epochOfBlock,
   plannedRevealBlock,
   readEpochSchedule,
+  revealEpochOfBlock,
   revealRoundFor,
 } from "./epoch-model.js";
 import { epochIndex, firstBlockOfEpoch, shouldRunEpoch } from "./rules/epoch.js";
@@ -580,6 +580,7 @@ export async function trackReveal(
           pulse,
           lastStored,
           uidAt,
+          scheduleBefore,
         ] = await Promise.all([
           storageEntry(api, "system", "events").at(hashD) as unknown as Promise<EventRecord[]>,
           readStoredCommits(api, hashBefore, netuid, epoch),
@@ -594,6 +595,7 @@ export async function trackReveal(
                 .at(hashD, netuid, row.hotkey)
                 .then((v) => (v as Codec).toJSON() as number | null)
             : Promise.resolve(row.uid),
+          readEpochSchedule(api, { number: d - 1, hash: hashBefore }, netuid),
         ]);
         const weights =
           uidAt === null || uidAt === undefined
@@ -627,6 +629,7 @@ export async function trackReveal(
               return false;
             }),
           schedule,
+          scheduleBefore,
           revealPeriod: Number(revealPeriod),
           beaconKey: typeof config?.publicKey === "string" ? config.publicKey.toLowerCase() : null,
           pulseStored: !(pulse as Codec).isEmpty,
@@ -654,7 +657,7 @@ export async function trackReveal(
     // drops older ones: which of the two happened to this commit is told by its epoch, never by
     // the block's events (another commit of the hotkey, of the next epoch, may reveal in the
     // very block that expires this one).
-    const epochAtD = epochOfBlock(facts.schedule);
+    const epochAtD = revealEpochOfBlock(facts.scheduleBefore, facts.schedule);
     const revealEpoch = epoch + facts.revealPeriod;
     if (epochAtD > revealEpoch) {
       if (!facts.pulseStored) {

@@ -9,6 +9,7 @@ import {
   firstCommitBlockOfEpoch,
   plannedRevealBlock,
   readEpochSchedule,
+  revealEpochOfBlock,
   revealRoundFor,
   runtimeFeatures,
 } from "./epoch-model.js";
@@ -64,6 +65,24 @@ describe("the epoch model on the spec-393 block-number runtime", () => {
 });
 
 describe("the epoch model on the counter runtime", () => {
+  it("tells the epoch a block revealed for from its parent's state, a deferral included", () => {
+    // Due at 110 (LastEpochBlock 100, tempo 10): the reveal step of 110 works from epoch 41.
+    const before = counter(109);
+    // The epoch ran in 110: the stored counter says 41 too.
+    const ran = counter(110, { epochIndex: 41, lastEpochBlock: 110, blocksSinceLastStep: 0 });
+    expect(revealEpochOfBlock(before, ran)).toBe(41);
+    // Deferred past the per-block cap (PendingEpochAt 111): the counter stays 40, yet 110 revealed
+    // the commits due in 41 (found in the fault run: read from the block alone, such a reveal
+    // looked like a commit taken out before its reveal epoch).
+    const deferred = counter(110, { pendingEpochAt: 111 });
+    expect(epochOfBlock(deferred)).toBe(40);
+    expect(revealEpochOfBlock(before, deferred)).toBe(41);
+    // Not due: the counter.
+    expect(revealEpochOfBlock(counter(104), counter(105))).toBe(40);
+    // The block that migrated from the formula (no counter before it): its own epoch.
+    expect(revealEpochOfBlock(formula(109), ran)).toBe(41);
+  });
+
   it("keys commits by SubnetEpochIndex with its lookahead, whatever the block number says", () => {
     // LastEpochBlock 100, tempo 10: the next epoch fires at 110, so 105's commits go to 40.
     const s = counter(105);

@@ -118,6 +118,21 @@ export function epochOfBlock(schedule: EpochSchedule): number {
 }
 
 /**
+ * The epoch block `at.block`'s reveal step worked from (`current_epoch_with_lookahead` as the
+ * block started, before its `run_coinbase`), given the schedule after its parent (`before`). On
+ * the counter that is the lookahead from the parent's state, not the counter stored after the
+ * block: an epoch due in the block but deferred (`EpochDeferred`) leaves the stored counter one
+ * behind the epoch the block revealed for. On the formula (and in the block that migrated to the
+ * counter, whose parent has none), the block's own epoch.
+ */
+export function revealEpochOfBlock(before: EpochSchedule, at: EpochSchedule): number {
+  if (at.model === "counter" && before.model === "counter") {
+    return counterEpochAt(before.state, at.block);
+  }
+  return epochOfBlock(at);
+}
+
+/**
  * The `TimelockedWeightCommits` key of a commit included in `block` (after the schedule's block,
  * or the schedule's own block read after it ran): the formula's epoch of the block, plus one in
  * the block that runs the epoch; or the counter with its lookahead.
