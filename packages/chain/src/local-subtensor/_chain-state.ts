@@ -438,13 +438,13 @@ export class ChainState implements WeightsStateView {
   }
 
   /**
-   * The view `set_weights`' checks read. On a counter runtime `check_validator_permit` also
-   * accepts the subnet owner's uid (spec 401 on); rules/set-weights-checks.ts asks
-   * `validatorPermit` for the permit alone, so the exemption is added here (a local copy of
-   * that rule; the validator keeps its own).
+   * The view `set_weights`' checks read (rules/set-weights-checks.ts, shared with the validator).
+   * Its `ownerUid` is what exempts the subnet owner's uid from the validator permit: spec 401 on,
+   * so the counter runtime has it and the spec-393 one answers none (this state's own `ownerUid`
+   * must not leak into the view there).
    */
   weightsView(): WeightsStateView {
-    if (!this.runtime.counterEpochs) return this;
+    const exemptOwner = this.runtime.counterEpochs;
     return {
       commitRevealEnabled: (netuid) => this.commitRevealEnabled(netuid),
       subnetExists: (netuid) => this.subnetExists(netuid),
@@ -456,8 +456,8 @@ export class ChainState implements WeightsStateView {
       weightsVersionKey: (netuid) => this.weightsVersionKey(netuid),
       lastUpdate: (netuidIndex, uid) => this.lastUpdate(netuidIndex, uid),
       weightsSetRateLimit: (netuid) => this.weightsSetRateLimit(netuid),
-      validatorPermit: (netuid, uid) =>
-        this.validatorPermit(netuid, uid) || this.ownerUid(netuid) === uid,
+      validatorPermit: (netuid, uid) => this.validatorPermit(netuid, uid),
+      ownerUid: (netuid) => (exemptOwner ? this.ownerUid(netuid) : undefined),
       minAllowedWeights: (netuid) => this.minAllowedWeights(netuid),
       maxWeightsLimit: (netuid) => this.maxWeightsLimit(netuid),
     };
