@@ -213,10 +213,16 @@ describe("native signed upload", () => {
     ],
   ];
 
+  const sameSecond = <T extends { text: string }>(answer: T): T => ({
+    ...answer,
+    text: answer.text.replace(/is \d+ s in the past/, "is N s in the past"),
+  });
+
   it.each(TAKEN)("answers %s as the kit does, without the kit", async (_name, upload, status) => {
     const result = await both(upload);
     expect(result.status).toBe(status);
-    expect(result.native).toEqual(result.kit);
+    // The two answers are computed a moment apart: a timestamp's age may differ by a second.
+    expect(sameSecond(result.native)).toEqual(sameSecond(result.kit));
     expect(result.seenNative).toEqual(result.seenKit);
     expect(result.kitCalls).toEqual([]);
   });
