@@ -82,6 +82,7 @@ export {
   type LocalSubtensorHyperparameter,
   type LocalSubtensorHyperparameterValue,
   type LocalSubtensorOptions,
+  type LocalSubtensorRuntime,
   type LocalSubtensorStatus,
   startLocalSubtensor,
 } from "@platform/chain/local";

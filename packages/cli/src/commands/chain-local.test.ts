@@ -91,5 +91,37 @@ describe("platform chain local", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("--block-ms must be an integer");
     expect(result.stderr).not.toMatch(/\n\s+at /);
+    const runtime = await runCli(["chain", "local", "--runtime", "spec999"]);
+    expect(runtime.code).toBe(1);
+    expect(runtime.stderr).toContain('--runtime must be one of spec424, spec393, got "spec999"');
+  });
+
+  it("serves the spec-393 runtime with --runtime spec393", async () => {
+    const child = spawnCli([
+      "chain",
+      "local",
+      "--port",
+      "0",
+      "--block-ms",
+      "200",
+      "--runtime",
+      "spec393",
+    ]);
+    children.push(child);
+    const [, url] = await waitForOutput(
+      child,
+      /local subtensor: (ws:\/\/127\.0\.0\.1:\d+)\n[^]*finney spec393 runtime \(epochs by the block-number formula\)/,
+      60_000,
+    );
+    const api = await ApiPromise.create({ provider: new WsProvider(url), noInitWarn: true });
+    try {
+      expect(api.runtimeVersion.specVersion.toNumber()).toBe(393);
+      expect(api.query.subtensorModule?.subnetEpochIndex).toBeUndefined();
+    } finally {
+      await api.disconnect();
+    }
+    child.kill("SIGTERM");
+    const [code] = await once(child, "exit");
+    expect(code).toBe(0);
   });
 });
