@@ -110,7 +110,7 @@ describe("platform chain local", () => {
     children.push(child);
     const [, url] = await waitForOutput(
       child,
-      /local subtensor: (ws:\/\/127\.0\.0\.1:\d+)\n[^]*finney spec393 runtime \(epochs by the block-number formula\)/,
+      /local subtensor: (ws:\/\/127\.0\.0\.1:\d+)\n[\s\S]*finney spec393 runtime \(epochs by the block-number formula\)/,
       60_000,
     );
     const api = await ApiPromise.create({ provider: new WsProvider(url), noInitWarn: true });
