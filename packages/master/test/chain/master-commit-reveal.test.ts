@@ -49,10 +49,12 @@ describe(`the master's validator under commit-reveal (${backend})`, () => {
     const [validator, minerA, minerB] = [VALIDATOR_PHRASE, MINER_A_PHRASE, MINER_B_PHRASE].map(
       (phrase) => keypairFromMnemonic(phrase).address,
     ) as [string, string, string];
-    // Tempo 3: an epoch is 4 blocks (0.6 s), so a commit reveals within a second or two.
+    // Tempo 5: an epoch is 5 blocks on the counter model (0.75 s), so a commit reveals within a
+    // second or two. Not shorter: the round is aimed 3 blocks into the reveal epoch and its pulse
+    // serves reveals from the next block on, so a 3- or 4-block epoch expires most commits.
     chain = await startLocalSubtensor({
       blockMs: 150,
-      tempo: 3,
+      tempo: 5,
       simulatedBlockMs: 3_000,
       subnetDefaults: {
         CommitRevealWeightsEnabled: true,
