@@ -196,6 +196,19 @@ export function createReconciler(ctx: SubmitterContext) {
       );
     }
     const epochs = await readCommitEpochs(client, netuid, receipt.block, row.commit.hash);
+    if (row.commit.commitEpoch !== null && epochs.commitEpoch !== row.commit.commitEpoch) {
+      // Its era ends before the next epoch's block, so only an epoch brought forward after it
+      // was signed (an owner's trigger) does this: the round aims at the planned reveal epoch,
+      // before the one the chain will reveal it in.
+      log.warn("commit stored under another epoch than planned: its round is due early", {
+        id: row.id,
+        netuid,
+        planned: row.commit.commitEpoch,
+        stored: epochs.commitEpoch,
+        block: receipt.block.number,
+        revealRound: row.commit.revealRound,
+      });
+    }
     const record = await store.settle(row.id, {
       status: "committed",
       block: receipt.block,

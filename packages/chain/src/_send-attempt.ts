@@ -1,15 +1,13 @@
-import type { SubmittableExtrinsic } from "@polkadot/api/types";
-import type { ExtrinsicEra } from "@polkadot/types/interfaces";
 import type { IKeyringPair } from "@polkadot/types/types";
-import { u8aToHex } from "@polkadot/util";
-import { blake2AsHex } from "@polkadot/util-crypto";
 import { type Follow, type Item, waitFor } from "./_follow-extrinsic.js";
 import { errorText, rpcError } from "./_receipt.js";
 import type { Reconciler, SubmitterContext } from "./_reconcile-attempts.js";
+import { signAttempt } from "./_sign-attempt.js";
 import { ChainError } from "./chain-client.js";
 import {
   advanceCommitState,
-  COMMIT_REVEAL_VERSION,
+  commitInclusionRoom,
+  MIN_COMMIT_INCLUSION_ROOM,
   minRoundMarginBlocks,
   planCommit,
   readBestTime,
@@ -18,14 +16,12 @@ import {
 import { poolRejection } from "./pool-rejection.js";
 import type { SubmissionRecord } from "./submission-store.js";
 import { CommitRevealEnabledError, localCheckError } from "./subnet-rules.js";
-import { timelockEncrypt } from "./timelock.js";
 import type {
   PreparedCommit,
   PreparedWeights,
   SubmitOptions,
   SubmitResult,
 } from "./weights-submitter.js";
-import { encodeWeightsTlockPayload } from "./weights-tlock-payload.js";
 
 /**
  * Sends one prepared attempt: refused locally unless its checks passed; a commit re-planned from
@@ -46,9 +42,11 @@ export function createSender(
   const { keypair, eraPeriod, follow } = parts;
   const { reconcileUntilFinal, settled } = parts.reconciler;
 
-  // The plan again from the best head as it is now, once its round is due far enough away: in an
-  // epoch's last blocks the round is only 4 or 5 blocks off, a block or two later (the next
-  // epoch) it is an epoch further, and the commit reveals no later.
+  // The plan again from the best head as it is now, once its round is due far enough away and
+  // the commit has blocks left to be included in before the epoch's block: in an epoch's last
+  // blocks the round is only 4 or 5 blocks off and the commit would have to make the very next
+  // block; a block or two later (the next epoch) the round is an epoch further, and the commit
+  // reveals no later.
   const freshPlan = async (
     commit: PreparedCommit,
     signal: AbortSignal | undefined,
@@ -56,9 +54,13 @@ export function createSender(
     const { tempo, revealPeriodEpochs } = commit.state;
     const least = minRoundMarginBlocks(tempo);
     let now = await readBestTime(client, { signal, netuid });
-    const margin = () =>
-      roundMarginBlocks(now.schedule ?? commit.state.schedule, revealPeriodEpochs);
-    for (let waited = 0; waited < least && margin() < least; waited++) {
+    const tooLate = () => {
+      const margin = roundMarginBlocks(now.schedule ?? commit.state.schedule, revealPeriodEpochs);
+      const room = commitInclusionRoom(advanceCommitState(netuid, commit.state, now));
+      return margin < least || room < MIN_COMMIT_INCLUSION_ROOM;
+    };
+    // Bounded: within `least` blocks the next epoch starts, and both grow by an epoch.
+    for (let waited = 0; waited < least && tooLate(); waited++) {
       await client.waitForHead(now.best.number + 1, { signal }).catch((error) => {
         if (error instanceof ChainError && error.kind === "aborted") throw error;
       });
@@ -67,6 +69,25 @@ export function createSender(
     const state = advanceCommitState(netuid, commit.state, now);
     if (state === commit.state) return commit;
     return { ...commit, state, plan: planCommit(netuid, state, commit.beacon) };
+  };
+
+  // No block left before the era's death to include it in (the pool would refuse it).
+  const tooLate = (eraDeath: number) => {
+    const head = client.head()?.number;
+    return head !== undefined && head + 1 >= eraDeath;
+  };
+
+  // A pool refusal that is the era's end, not a key problem: past the era's death the pool reads
+  // another birth block's hash (BadProof) or none at all (AncientBirthBlock).
+  // The node's own best head (the subscription's may lag behind the pool's view).
+  const eraOver = async (refused: { name: string }, eraDeath: number) => {
+    if (!/bad signature|ancient birth block/i.test(refused.name)) return false;
+    const best = await client
+      .call("reading the best head", async (api) =>
+        (await api.rpc.chain.getHeader()).number.toNumber(),
+      )
+      .catch(() => client.head()?.number);
+    return best !== undefined && best + 1 >= eraDeath;
   };
 
   const send = async (result: PreparedWeights, opts: SubmitOptions): Promise<SubmitResult> => {
@@ -110,60 +131,31 @@ export function createSender(
       commit = await freshPlan(commit, signal);
       result = { ...result, commit };
     }
-    // The commit: the payload the chain will decrypt, timelocked to the planned round.
-    const sealed = commit
-      ? (() => {
-          const payload = encodeWeightsTlockPayload({
-            hotkey: keypair.publicKey,
-            uids: result.uids,
-            values: result.weights,
-            versionKey: result.versionKey,
-          });
-          const bytes = timelockEncrypt(payload, commit.plan.revealRound, commit.beacon.publicKey);
-          return { bytes, hash: blake2AsHex(bytes, 256) };
-        })()
-      : undefined;
     const what = commit ? "commit_timelocked_weights" : "set_weights";
-    // The era's birth right before signing: waiting for the round above must not eat the era.
-    const birth = await client.finalized({ signal });
-    // Signed and sent on one connection: the extrinsic is built with that api's registry.
-    const { tx, nonce, era, connection } = await client.call(
-      `signing ${what}`,
-      async (api, connection) => {
-        let extrinsic: SubmittableExtrinsic<"promise">;
-        if (commit && sealed) {
-          const call = api.tx["subtensorModule"]?.["commitTimelockedWeights"];
-          if (!call)
-            throw new Error("the runtime has no SubtensorModule.commit_timelocked_weights");
-          // The version of the payload encrypted; the local checks require the chain's
-          // CommitRevealWeightsVersion to be the same, so this is the value the chain asks for.
-          extrinsic = call(
-            netuid,
-            u8aToHex(sealed.bytes),
-            commit.plan.revealRound,
-            COMMIT_REVEAL_VERSION,
-          ) as SubmittableExtrinsic<"promise">;
-        } else {
-          const call = api.tx["subtensorModule"]?.["setWeights"];
-          if (!call) throw new Error("the runtime has no SubtensorModule.set_weights");
-          extrinsic = call(
-            netuid,
-            result.uids,
-            result.weights,
-            result.versionKey,
-          ) as SubmittableExtrinsic<"promise">;
-        }
-        const mortal = api.createType("ExtrinsicEra", {
-          current: birth.number,
-          period: eraPeriod,
-        }) as ExtrinsicEra;
-        await extrinsic.signAsync(keypair, { nonce: next, era: mortal, blockHash: birth.hash });
-        return { tx: extrinsic, nonce: next, era: mortal, connection };
-      },
-      { signal },
+    let signed = await signAttempt(
+      ctx,
+      { keypair, eraPeriod },
+      { result, commit, nonce: next },
+      signal,
     );
-    const eraBirth = era.asMortalEra.birth(birth.number);
-    const eraDeath = era.asMortalEra.death(birth.number);
+    // A commit whose epoch's block came while it was sealed and signed (a slow machine, a busy
+    // node) would reach the pool with its era over: planned again for the next epoch instead.
+    for (let again = 0; again < 2 && commit && tooLate(signed.eraDeath); again++) {
+      log.info("the commit's epoch ended while it was signed; planning it for the next one", {
+        netuid,
+        eraDeath: signed.eraDeath,
+        head: client.head()?.number,
+      });
+      commit = await freshPlan(commit, signal);
+      result = { ...result, commit };
+      signed = await signAttempt(
+        ctx,
+        { keypair, eraPeriod },
+        { result, commit, nonce: next },
+        signal,
+      );
+    }
+    const { tx, nonce, sealed, eraBirth, eraDeath, connection } = signed;
     const row = await store.insertPending({
       snapshotId: result.snapshotId,
       netuid,
@@ -246,7 +238,13 @@ export function createSender(
           const rejection = poolRejection(refused);
           const error = rejection
             ? { code: refused.code, name: rejection.name, message: rejection.message }
-            : refused;
+            : (await eraOver(refused, row.eraDeath))
+              ? {
+                  code: refused.code,
+                  name: "EraExpired",
+                  message: `reached the pool after its era ended (block ${row.eraDeath}): the pool checks the era's birth hash from the current block, hence "${refused.name}"; the weights go again`,
+                }
+              : refused;
           log.error(`the node's pool refused ${what}`, { id: row.id, netuid, ...error });
           return final(settled(await store.settle(row.id, { status: "failed", error })));
         }

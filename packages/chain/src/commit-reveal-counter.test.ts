@@ -48,7 +48,7 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
     );
     expect(model, "the local subtensor serves the counter model").toBe("counter");
     const { alice, bob, charlie } = keys;
-    for (const netuid of [1, 2, 3, 4, 5]) {
+    for (const netuid of [1, 2, 3, 4, 5, 6]) {
       await node.registerNeuron(netuid, alice.address, true);
       await node.registerNeuron(netuid, bob.address);
       await node.registerNeuron(netuid, charlie.address);
@@ -210,6 +210,49 @@ describe("commit-reveal on the counter epoch model (a local subtensor serving sp
     if (outcome.reason !== "failed") throw new Error(outcome.reason);
     expect(outcome.submission?.commit).toMatchObject({ cause: "stake_too_low" });
     expect(outcome.submission?.commit?.detail).toMatch(/StakeThreshold.*stake more/);
+  });
+
+  it("reports a commit whose reveal epoch the subnet owner brought forward as epoch_moved", async () => {
+    // Once the commit is in a block, the owner triggers an epoch and another right after it: the
+    // reveal epoch lasts two blocks, long before the block its round was aimed at. Not the
+    // beacon's fault (pulse_missing) nor the node's (pulse_late).
+    // A 30-block tempo, and the validator started as an epoch begins: the commit lands early in
+    // its epoch, so its round is aimed some 30 blocks later, far behind the triggered epochs on a
+    // slow machine too.
+    await node.setStake(6, keys.alice.address, 2_000_000);
+    await node.setHyperparameter(6, "Tempo", 30);
+    await untilFinal(node);
+    for (;;) {
+      const head = node.status().head.number;
+      if (head - (await lastEpochBlockAt(6, head)) <= 2) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    let moved: Promise<void> | undefined;
+    const nextBlockAfter = async (n: number) => {
+      while (node.status().head.number <= n) await new Promise((r) => setTimeout(r, 10));
+    };
+    const outcome = await run(6, {
+      onEvent: (event) => {
+        if (event.type !== "in_block" || moved) return;
+        moved = (async () => {
+          // Two blocks ahead each: PendingEpochAt is in the state of the block before the one
+          // that runs the epoch, as an owner's extrinsic puts it there.
+          const first = await node.triggerEpoch(6, node.status().head.number + 2);
+          await nextBlockAfter(first - 1);
+          await node.triggerEpoch(6, node.status().head.number + 2);
+        })();
+      },
+    });
+    await moved;
+    expect(outcome, "message" in outcome ? outcome.message : "").toMatchObject({
+      exitCode: 1,
+      reason: "failed",
+    });
+    if (outcome.reason !== "failed") throw new Error(outcome.reason);
+    expect(outcome.submission?.commit, outcome.submission?.commit?.detail ?? "").toMatchObject({
+      cause: "epoch_moved",
+    });
+    expect(outcome.submission?.commit?.detail).toMatch(/brought forward.*PendingEpochAt/);
   });
 
   it("follows a commit made on spec 393 through an upgrade to the counter runtime", async () => {

@@ -27,7 +27,9 @@ import { createWeightsSubmitter, type SubmitterEvent } from "./weights-submitter
 // skipped under fresh commits, the snapshot source failing or serving all-burn snapshots, and
 // the validator loop killed (abort) at random points and started again on the same database
 // with a new connection, as a restarted process would be. Fast blocks and tempo 3 (an epoch is
-// 4 blocks, 0.4 s) fit 200 epochs in about two minutes.
+// 4 blocks, 0.8 s) fit 100 epochs in about two minutes. 200 ms blocks, not faster: a commit has
+// two blocks to be included in before its epoch's block (its era ends there), and planning,
+// sealing, signing and recording it takes a few hundred ms on a loaded machine.
 //
 // The node starts on the spec-393 runtime (epochs by block number) and is upgraded halfway
 // (`dev_upgradeRuntime`) to spec 424's epoch counter, with commits in flight. From then on
@@ -46,21 +48,21 @@ import { createWeightsSubmitter, type SubmitterEvent } from "./weights-submitter
 // - no empty or all-burn vector was ever recorded or committed;
 // - every confirmed commit is stored under the TimelockedWeightCommits key it recorded (read
 //   back from the chain's storage at its block), on both epoch models;
-// - reveals whose round was stored before the first block of their reveal epoch as the chain
-//   ran it (the formula's, or LastEpochBlock on the counter) are counted and listed, not
-//   asserted: they are not zero yet (docs/chain.md, "The long fault run");
+// - every commit is stored under the key it was planned into (a late one dies with its era), and
+//   no reveal's round was stored before the first block of its reveal epoch as the chain ran it
+//   (the formula's, or LastEpochBlock on the counter): no weights decryptable early;
 // - commits unrevealed other than on skipped rounds are exactly those whose reveal fell in a
 //   low-stake window (`stake_too_low`), and were committed again.
 
 const SEED = Number(process.env.PLATFORM_FAULT_SEED ?? 22_2026);
-const EPOCHS = 200;
+const EPOCHS = 100;
 // One drand round per (simulated 3 s) block: the round a commit is locked to is stored 3 blocks
 // into its reveal epoch and revealed in the next block, so tempo 3 (4-block epochs) reveals
 // inside the epoch. The validator takes the block time from the chain's own clock.
 const TEMPO = 3;
 const SIMULATED_BLOCK_MS = 3_000;
 const RATE_LIMIT = 3;
-const BLOCK_MS = 100;
+const BLOCK_MS = 200;
 const NETUID = 1;
 const MAX_SKIPS = 8;
 /** Accepted commits on skipped rounds the run must have seen (topped up after the faults). */
@@ -183,8 +185,12 @@ describe("commit-reveal fault run", () => {
     // rounds are skipped for every commit until enough were (see below).
     let skipArmed = false;
     let skipEvery = false;
+    // The key each commit was planned into, as signed (the record is updated to the key the
+    // chain stored it under once it is confirmed).
+    const plannedKey = new Map<number, number | null>();
     const onEvent = (event: SubmitterEvent) => {
       if (event.type === "signed" && event.record.commit) {
+        plannedKey.set(event.record.id, event.record.commit.commitEpoch);
         // Sent while the chain's LastUpdate forbids it? (The head the pool sees, plus one.)
         const best = running?.client.head()?.number ?? 0;
         void lastCommitIncludedBy(best).then((lastUpdate) => {
@@ -212,13 +218,14 @@ describe("commit-reveal fault run", () => {
     let stakeRestored: Promise<void> | undefined;
     // Called in the "signed" event, right before the validator sends: the command reaches the
     // node now, and this process (so the send) waits until the node has built the block that
-    // lowers the stake. The pool then refuses the commit, as it refuses one whose stake fell
-    // between the validator's check and its send.
+    // lowers the stake (the next one: a block and a half), not longer, or the commit's era
+    // (which ends at its epoch's block) is over before the pool sees it. The pool then refuses
+    // the commit, as it refuses one whose stake fell between the validator's check and its send.
     const dropStake = () => {
       stakeDrop = "low";
       counts.stakeDrops += 1;
       const lowered = node.setStake(NETUID, alice.address, LOW_STAKE);
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 * BLOCK_MS);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1.5 * BLOCK_MS);
       const hold = 1000 + 2000 * random.stake();
       stakeRestored = lowered.then(async (from) => {
         await new Promise((r) => setTimeout(r, hold));
@@ -601,6 +608,9 @@ describe("commit-reveal fault run", () => {
     const onSkipped = (r: SubmissionRecord) =>
       counts.skippedRounds.has(r.commit?.revealRound as number);
     const recommitted = unrevealed.filter((r) => recommittedUntilRevealed(all, r));
+    const keyNotPlanned = commits
+      .filter((r) => plannedKey.has(r.id) && plannedKey.get(r.id) !== r.commit?.commitEpoch)
+      .map((r) => r.id);
     const lowStakeAt = (n: number) => counts.stakeWindows.some((w) => n >= w.from && n < w.to);
     const emptyVectors = all.filter(
       (r) => r.uids.length === 0 || !r.weights.some((w, i) => w > 0 && r.uids[i] !== 0),
@@ -651,6 +661,7 @@ describe("commit-reveal fault run", () => {
       insideRateLimit: insideLimit + counts.sentInsideLimit,
       emptyVectors,
       wrongCommitKey: wrongKey.length,
+      keyNotPlanned: keyNotPlanned.length,
       pulseBeforeRevealEpoch: pulseBeforeRevealEpoch.length,
       earlyReveals,
       upgradeBlock,
@@ -701,9 +712,12 @@ describe("commit-reveal fault run", () => {
     expect(summary.insideRateLimit).toBe(0);
     expect(summary.emptyVectors).toBe(0);
     expect(wrongKey, "commits not under the key they recorded").toEqual([]);
-    // Rounds due before their reveal epoch are counted and listed, not asserted: a commit whose
-    // inclusion slips past the block that runs an epoch gets the next key with the round of the
-    // earlier one (see docs/chain.md, "The long fault run").
+    // Every commit stored under the key it was planned (and its round computed) for: its era
+    // ends before the block that stores commits under the next epoch, so a late one dies and is
+    // planned again instead. Hence no round is due before its reveal epoch: nobody can decrypt
+    // the weights before the chain reveals them.
+    expect(keyNotPlanned, "commits stored under another key than planned").toEqual([]);
+    expect(earlyReveals, "rounds stored before their reveal epoch").toEqual([]);
     // The faults happened.
     expect(summary.commitsOnSkippedRounds).toBeGreaterThanOrEqual(MIN_SKIPPED_COMMITS);
     expect(counts.restarts).toBeGreaterThan(5);

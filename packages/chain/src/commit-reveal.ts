@@ -12,6 +12,7 @@ import {
   advanceSchedule,
   commitEpochIn,
   type EpochSchedule,
+  firstCommitBlockOfEpoch,
   plannedRevealBlock,
   readEpochSchedule,
   revealEpochOfBlock,
@@ -190,6 +191,31 @@ export function roundMarginBlocks(schedule: EpochSchedule, revealPeriodEpochs: n
 export function minRoundMarginBlocks(tempo: number): number {
   return Math.min(6, tempo + 4);
 }
+
+/**
+ * The first block after the state's best head whose commits the chain stores under the epoch
+ * after `targetEpoch` (the block that runs the epoch, or its lookahead): a commit planned now
+ * must be included before it (`_commit-era.ts`). Undefined when the subnet runs no epochs.
+ */
+export function commitDeathBound(state: CommitState): number | undefined {
+  return firstCommitBlockOfEpoch(state.schedule, state.targetEpoch + 1);
+}
+
+/**
+ * Blocks a commit planned from the state's best head can still be included in under its planned
+ * epoch (`best + 1` up to the bound); Infinity when the subnet runs no epochs.
+ */
+export function commitInclusionRoom(state: CommitState): number {
+  const bound = commitDeathBound(state);
+  return bound === undefined ? Number.POSITIVE_INFINITY : bound - (state.best.number + 1);
+}
+
+/**
+ * The least inclusion room a commit is sent with: with fewer blocks left before the epoch's
+ * block the sender waits for the next epoch (a commit planned into the next block alone would
+ * die whenever that block is full or late).
+ */
+export const MIN_COMMIT_INCLUSION_ROOM = 2;
 
 /** What a commit needs from the chain besides the subnet's rules, read at `rules.best`. */
 export interface CommitState {
@@ -660,6 +686,17 @@ export async function trackReveal(
     const epochAtD = revealEpochOfBlock(facts.scheduleBefore, facts.schedule);
     const revealEpoch = epoch + facts.revealPeriod;
     if (epochAtD > revealEpoch) {
+      const planned =
+        facts.schedule.model === "counter"
+          ? await plannedPulseBlock(client, netuid, included, facts.revealPeriod, options)
+          : undefined;
+      if (planned !== undefined && d <= planned) {
+        return settled(
+          "unrevealed",
+          "epoch_moved",
+          `reveal epoch ${revealEpoch} ended in block ${d}, before block ${planned} the schedule at its inclusion gave its round: the subnet's epochs were brought forward (an epoch triggered early, PendingEpochAt), so drand round ${commit.revealRound} was not due yet`,
+        );
+      }
       if (!facts.pulseStored) {
         return settled(
           "unrevealed",
@@ -769,6 +806,34 @@ export async function trackReveal(
  * it, read back from the finalized head one epoch at a time (at most 4). Undefined when it
  * cannot be told.
  */
+/**
+ * The block whose pulse a commit included in block `included` was locked to, by the schedule
+ * before that block (3 blocks past its predicted first reveal block); undefined when the node no
+ * longer has that state or the subnet runs no epochs.
+ */
+async function plannedPulseBlock(
+  client: ChainClient,
+  netuid: number,
+  included: number,
+  revealPeriodEpochs: number,
+  options: CallOptions,
+): Promise<number | undefined> {
+  try {
+    const schedule = await client.call(
+      `reading the epoch schedule at block ${included - 1}`,
+      async (api) => {
+        const hash = (await api.rpc.chain.getBlockHash(included - 1)).toHex();
+        return readEpochSchedule(api, { number: included - 1, hash }, netuid);
+      },
+      options,
+    );
+    return plannedRevealBlock(schedule, revealPeriodEpochs) + SECURITY_BLOCK_OFFSET;
+  } catch (error) {
+    if (error instanceof ChainError && error.kind === "aborted") throw error;
+    return undefined;
+  }
+}
+
 async function revealEpochStart(
   client: ChainClient,
   atFinalized: EpochSchedule,

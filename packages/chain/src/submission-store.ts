@@ -30,6 +30,9 @@ export type SubmissionKind = "set_weights" | "commit";
  * - `pulse_missing`: the drand pulse of its round was never stored by the end of its reveal
  *   epoch (the beacon skipped the round, or the chain did not ingest it)
  * - `pulse_late`: the pulse was stored only as the reveal epoch ended
+ * - `epoch_moved`: the reveal epoch ended before the block its round was aimed at, by the
+ *   schedule when it was included: the subnet's epochs were brought forward after it was signed
+ *   (an owner-triggered epoch on the counter model), not the beacon's fault
  * - `decryption_failed`: it was taken out in its reveal epoch without an event, and it was
  *   encrypted to another beacon key than the chain's `Drand.BeaconConfig`
  * - `stake_too_low`: taken out without an event, and the hotkey's stake was below StakeThreshold
@@ -45,6 +48,7 @@ export type SubmissionKind = "set_weights" | "commit";
 export type RevealCause =
   | "pulse_missing"
   | "pulse_late"
+  | "epoch_moved"
   | "decryption_failed"
   | "stake_too_low"
   | "payload_refused"

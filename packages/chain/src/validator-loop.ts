@@ -136,14 +136,16 @@ async function boundedSnapshot(
 // Refusals that concern the snapshot's content: another snapshot may pass them.
 const CONTENT_CHECKS = new Set(["EmptyVector", "AllBurn", "MaxWeightExceeded"]);
 
-// With `once`: attempts at a commit that keeps arriving after its round was stored.
+// With `once`: attempts at a commit that keeps arriving too late.
 const MAX_LATE_RETRIES = 3;
 
-/** A commit refused because the chain had already stored its drand round (it arrived late). */
+/** A commit that arrived too late: after its drand round was stored, or its era's end. */
 function isLateCommit(record: SubmissionRecord): boolean {
   return (
     record.errorName === "RevealRoundPassed" ||
     record.errorName === "InvalidRevealRound" ||
+    // Its era ended at its epoch's block before a block took it (`chooseEra`).
+    record.errorName === "EraExpired" ||
     (record.errorCode === "1010" &&
       /Custom error: 15\b/.test(`${record.errorName ?? ""} ${record.errorMessage ?? ""}`))
   );
@@ -312,8 +314,9 @@ export async function runValidator(options: ValidatorOptions): Promise<Validator
       const message = `${what} ${result.status}: ${record.errorName ?? "unknown"}${
         record.errorMessage ? ` (${record.errorMessage})` : ""
       }`;
-      // A commit that reached the chain after its drand round was stored: nothing is wrong but
-      // its timing; the next one is locked to a later round. Sent again at once.
+      // A commit that reached the chain after its drand round was stored, or after its epoch's
+      // block (its era ended there): nothing is wrong but its timing; the next one is planned
+      // from the chain as it is then. Sent again at once.
       const late = record.kind === "commit" && isLateCommit(record);
       if (late && (!once || ++lateRetries < MAX_LATE_RETRIES)) {
         log.warn("the commit arrived after its drand round was stored; committing again", {

@@ -639,15 +639,6 @@ export class LocalChain {
     if (stale > 0) state.write("System", "BlockHash", [stale], null);
     this.#enterRuntime(n);
 
-    const ops = this.#dev.splice(0);
-    const results = ops.map((op) => {
-      try {
-        return { ok: true as const, value: op.apply(state, n) };
-      } catch (error) {
-        return { ok: false as const, error };
-      }
-    });
-
     // on_initialize: SubtensorModule's block step reveals the commits due, with the pulses
     // stored up to the parent block (a pulse stored in this block serves from the next one).
     const events: Uint8Array[] = revealTimelockedCommits(
@@ -670,6 +661,18 @@ export class LocalChain {
     if (rounds.length > 0) {
       events.push(this.#event(INITIALIZATION, "Drand", "NewPulse", [rounds.map(String)]));
     }
+
+    // The dev_ methods act as a sudo extrinsic of this block would: after its initialization
+    // (the reveals and the epoch above saw the parent's state), so a block's reveal step never
+    // sees a change that the state after its parent does not show (what a validator reads).
+    const ops = this.#dev.splice(0);
+    const results = ops.map((op) => {
+      try {
+        return { ok: true as const, value: op.apply(state, n) };
+      } catch (error) {
+        return { ok: false as const, error };
+      }
+    });
 
     state.write("Timestamp", "Now", [], timestamp);
     const [tsPallet, tsCall] = this.state.runtime.callIndex("Timestamp", "set");

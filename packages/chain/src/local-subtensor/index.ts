@@ -7,6 +7,7 @@
  */
 export {
   LOCAL_SUBTENSOR_HYPERPARAMETERS,
+  LOCAL_SUBTENSOR_RUNTIMES,
   type LocalSubtensor,
   type LocalSubtensorDrandInfo,
   type LocalSubtensorFault,

@@ -22,6 +22,7 @@ import {
   DEFAULT_RUNTIME,
   loadNamedRuntime,
   loadRuntime,
+  RUNTIME_FILES,
   type RuntimeName,
   runtimeName,
 } from "./_runtime.js";
@@ -42,6 +43,12 @@ export type {
 
 /** The finney runtimes the local subtensor serves: spec 393 (the formula), spec 424 (the counter). */
 export type LocalSubtensorRuntime = RuntimeName;
+
+/** Every runtime it serves, the default (spec 424, finney's current epoch model) first. */
+export const LOCAL_SUBTENSOR_RUNTIMES: readonly LocalSubtensorRuntime[] = [
+  DEFAULT_RUNTIME,
+  ...(Object.keys(RUNTIME_FILES) as LocalSubtensorRuntime[]).filter((n) => n !== DEFAULT_RUNTIME),
+];
 
 export interface LocalSubtensorOptions {
   /** Port to listen on; 0 (default) picks a free one. */

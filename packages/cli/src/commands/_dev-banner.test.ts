@@ -52,6 +52,7 @@ describe("the dev banner", () => {
         chain: {
           url: "ws://127.0.0.1:40001",
           netuid: 1,
+          runtime: "spec424",
           validator_hotkey: "5Validator",
           commit_reveal: true,
           weights_url: "http://127.0.0.1:8080/v1/weights/chain",
@@ -60,7 +61,7 @@ describe("the dev banner", () => {
       false,
     );
     expect(withChain).toContain(
-      "  chain        ws://127.0.0.1:40001  (local subtensor, netuid 1, commit-reveal on: weights are committed, then revealed an epoch later)",
+      "  chain        ws://127.0.0.1:40001  (local subtensor, finney spec424 runtime, netuid 1, commit-reveal on: weights are committed, then revealed an epoch later)",
     );
     expect(withChain).toContain(
       "  on chain     http://127.0.0.1:8080/v1/weights/chain  (the master's validator 5Validator; miners who score get a uid)",

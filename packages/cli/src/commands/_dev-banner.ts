@@ -18,6 +18,8 @@ export interface DevReady {
   chain: {
     url: string;
     netuid: number;
+    /** The finney runtime the local chain serves (`spec424`, `spec393`). */
+    runtime: string;
     validator_hotkey: string;
     /** Weights go in as timelocked commits, revealed an epoch later (finney's default). */
     commit_reveal: boolean;
@@ -58,6 +60,7 @@ export function devReady(
       ? {
           url: chain.url,
           netuid: chain.netuid,
+          runtime: chain.runtime,
           validator_hotkey: chain.validatorHotkey,
           commit_reveal: chain.commitReveal,
           weights_url: `${master.url}/v1/weights/chain`,
@@ -94,7 +97,7 @@ export function devBanner(ready: DevReady, tokenFromEnv: boolean): string {
     `${pad("weights")}${ready.weights_url}`,
     ...(ready.chain
       ? [
-          `${pad("chain")}${ready.chain.url}  (local subtensor, netuid ${ready.chain.netuid}, commit-reveal ${ready.chain.commit_reveal ? "on: weights are committed, then revealed an epoch later" : "off"})`,
+          `${pad("chain")}${ready.chain.url}  (local subtensor, finney ${ready.chain.runtime} runtime, netuid ${ready.chain.netuid}, commit-reveal ${ready.chain.commit_reveal ? "on: weights are committed, then revealed an epoch later" : "off"})`,
           `${pad("on chain")}${ready.chain.weights_url}  (the master's validator ${ready.chain.validator_hotkey}; miners who score get a uid)`,
         ]
       : []),

@@ -1,6 +1,8 @@
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { LocalSubtensorRuntime } from "@platform/chain/local";
 import type { DevLifecycle } from "./_dev-lifecycle.js";
+import { epochBlocks, epochModelOf } from "./_runtime-flag.js";
 
 /** The subnet `platform dev` runs on its local chain. */
 export const DEV_NETUID = 1;
@@ -9,9 +11,9 @@ export const DEV_BLOCK_MS = 1000;
 /** Blocks between two weight settings of one hotkey on the dev chain (finney: 100). */
 export const DEV_RATE_LIMIT_BLOCKS = 10;
 /**
- * The dev subnet's tempo (finney: 360): an epoch is 11 one-second blocks, so a commit is revealed
- * 10 to 25 s after it is sent. Above 3 (the reveal round's offset into the reveal epoch), or the
- * round's pulse is stored only as the reveal epoch ends.
+ * The dev subnet's tempo (finney: 360): an epoch is 10 one-second blocks (11 on spec 393), so a
+ * commit is revealed 10 to 25 s after it is sent. Above 3 (the reveal round's offset into the
+ * reveal epoch), or the round's pulse is stored only as the reveal epoch ends.
  */
 export const DEV_TEMPO = 10;
 
@@ -36,6 +38,8 @@ export interface DevChain {
   url: string;
   netuid: number;
   genesisHash: string;
+  /** The finney runtime it serves (`--runtime`). */
+  runtime: LocalSubtensorRuntime;
   /** Weights go in as timelocked commits (CommitRevealWeightsEnabled). */
   commitReveal: boolean;
   /** The master's validator hotkey (uid 0, with a validator permit) and the file it reads. */
@@ -59,14 +63,18 @@ export async function startDevChain(options: {
   progress: (line: string) => void;
   /** CommitRevealWeightsEnabled on the dev subnet; default true (finney's default). */
   commitReveal?: boolean;
+  /** The finney runtime it serves; default spec 424 (the epoch counter, finney today). */
+  runtime?: LocalSubtensorRuntime;
 }): Promise<DevChain> {
   const commitReveal = options.commitReveal ?? true;
+  const runtime = options.runtime ?? "spec424";
   const { startLocalSubtensor } = await import("@platform/chain/local");
   const { createLogger, generateMnemonic, initCrypto, keypairFromMnemonic } = await import(
     "@platform/core"
   );
   const chain = await startLocalSubtensor({
     ...devSubtensorOptions(commitReveal),
+    runtime,
     log: createLogger({ name: "local-subtensor", level: "error" }),
   });
   options.lifecycle.onStop(() => chain.close());
@@ -83,11 +91,11 @@ export async function startDevChain(options: {
   chmodSync(validatorHotkeyFile, 0o600);
   const uid = await chain.registerNeuron(DEV_NETUID, validator.address, true);
   options.progress(
-    `local chain at ${chain.url} (netuid ${DEV_NETUID}); validator ${validator.address} is uid ${uid}`,
+    `local chain at ${chain.url} (finney ${runtime} runtime, ${epochModelOf(runtime)}; netuid ${DEV_NETUID}); validator ${validator.address} is uid ${uid}`,
   );
   options.progress(
     commitReveal
-      ? `commit-reveal on: weights are committed timelocked to the chain's own drand beacon (key ${chain.drandInfo().public_key.slice(0, 16)}…) and revealed an epoch (${DEV_TEMPO + 1} blocks) later`
+      ? `commit-reveal on: weights are committed timelocked to the chain's own drand beacon (key ${chain.drandInfo().public_key.slice(0, 16)}…) and revealed an epoch (${epochBlocks(runtime, DEV_TEMPO)} blocks) later`
       : "commit-reveal off: weights are set directly (set_weights)",
   );
   const registered = new Set<string>([validator.address]);
@@ -95,6 +103,7 @@ export async function startDevChain(options: {
     url: chain.url,
     netuid: DEV_NETUID,
     genesisHash: chain.genesisHash,
+    runtime,
     commitReveal,
     validatorHotkey: validator.address,
     validatorHotkeyFile,

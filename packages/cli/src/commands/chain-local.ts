@@ -1,5 +1,5 @@
-import type { LocalSubtensorRuntime } from "@platform/chain/local";
 import { defineCommand } from "citty";
+import { epochModelOf, runtimeFlag, runtimeOf } from "./_runtime-flag.js";
 import { CliError, runCommand, untilSignal } from "./_shared.js";
 
 /** `platform chain local`: run the local subtensor until Ctrl-C or SIGTERM. */
@@ -34,13 +34,7 @@ export default defineCommand({
         "Subnets start with CommitRevealWeightsEnabled on, as on finney: weights go in as timelocked commits to this chain's drand key, revealed an epoch later (default off here: set_weights is accepted)",
       default: false,
     },
-    runtime: {
-      type: "string",
-      description:
-        "The runtime it serves: spec424 (default: finney's current model, epochs numbered by the SubnetEpochIndex counter) or spec393 (the block-number epoch formula validators used before spec 423); dev_upgradeRuntime moves a spec393 chain to spec424 while it runs",
-      default: "spec424",
-      valueHint: "spec424|spec393",
-    },
+    ...runtimeFlag,
     "rate-limit": {
       type: "string",
       description: "WeightsSetRateLimit of new subnets, in blocks (default 100, as on finney)",
@@ -68,7 +62,7 @@ export default defineCommand({
       process.stdout.write(
         `local subtensor: ${chain.url}\n` +
           `genesis: ${chain.genesisHash} (not finney's: validators know they are on a local chain)\n` +
-          `finney ${runtime} runtime (${runtime === "spec393" ? "epochs by the block-number formula" : "epochs by the SubnetEpochIndex counter"}), blocks every ${blockMs} ms, finalized 2 behind; commit-reveal ${args["commit-reveal"] ? "on" : "off"}, weights rate limit ${rateLimit} blocks\n` +
+          `finney ${runtime} runtime (${epochModelOf(runtime)}), blocks every ${blockMs} ms, finalized 2 behind; commit-reveal ${args["commit-reveal"] ? "on" : "off"}, weights rate limit ${rateLimit} blocks\n` +
           `drand public key: ${chain.drandInfo().public_key}\n` +
           `  (this chain's own beacon: a round every 3 s of chain time, which advances 12 s a block; dev_drandInfo answers {public_key, genesis_time, period})\n` +
           `register a neuron: {"jsonrpc":"2.0","id":1,"method":"dev_registerNeuron","params":[1,"<hotkey ss58>",true]}\n`,
@@ -78,17 +72,6 @@ export default defineCommand({
       await chain.close();
     }),
 });
-
-const RUNTIMES: readonly LocalSubtensorRuntime[] = ["spec424", "spec393"];
-
-function runtimeOf(text: string): LocalSubtensorRuntime {
-  const runtime = RUNTIMES.find((name) => name === text);
-  if (!runtime)
-    throw new CliError(
-      `--runtime must be one of ${RUNTIMES.join(", ")}, got ${JSON.stringify(text)}`,
-    );
-  return runtime;
-}
 
 function integer(text: string, flag: string, min: number, max: number): number {
   const value = Number(text);

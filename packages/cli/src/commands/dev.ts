@@ -8,6 +8,7 @@ import { DevLifecycle, StopRequested } from "./_dev-lifecycle.js";
 import { startDevMaster } from "./_dev-master.js";
 import { collectWeights, deactivateStale } from "./_dev-registration.js";
 import { startDevChallenges } from "./_dev-start-challenges.js";
+import { runtimeFlag, runtimeOf } from "./_runtime-flag.js";
 import { CliError, jsonFlag, runCommand } from "./_shared.js";
 import { findTemplateDir } from "./_template.js";
 
@@ -37,6 +38,7 @@ async function runDev(
     "admin-host"?: string;
     "data-dir"?: string;
     chain: boolean;
+    runtime: string;
     json: boolean;
   },
   explicit: string[],
@@ -55,6 +57,7 @@ async function runDev(
       `--admin-port must be a port number (0 picks a free one), got "${args["admin-port"]}"`,
     );
   }
+  const runtime = runtimeOf(args.runtime);
   const lifecycle = new DevLifecycle(progress);
   try {
     const dataDir = resolve(args["data-dir"] ?? DEFAULT_DEV_DIR);
@@ -74,7 +77,7 @@ async function runDev(
     // The local chain and the master's validator on it, unless told not to or pointed elsewhere.
     const chain =
       args.chain && !process.env.PLATFORM_CHAIN_ENDPOINTS
-        ? await startDevChain({ dataDir, lifecycle, progress })
+        ? await startDevChain({ dataDir, lifecycle, progress, runtime })
         : undefined;
     lifecycle.checkpoint();
     const master = await startDevMaster({
@@ -165,6 +168,7 @@ export default defineCommand({
         "Run a local subtensor beside the master: miners who score get a uid on it, and the master's validator commits their weights (commit-reveal on, as on finney: revealed an epoch later) (--no-chain: none; PLATFORM_CHAIN_ENDPOINTS: that chain instead)",
       default: true,
     },
+    ...runtimeFlag,
     challenge: {
       type: "string",
       description:
