@@ -207,13 +207,7 @@ export class ChallengeContainers {
     if (existing) await ignoreMissing(() => docker.getContainer(name).remove({ force: true }));
 
     const port = challengePort(row, image);
-    const env: Record<string, string> = { PORT: String(port), ...row.env, ...row.secrets };
-    Object.assign(env, {
-      CHALLENGE_TOKEN: this.options.store.challengeToken(row),
-      BROKER_TOKEN: this.options.store.brokerToken(row),
-      PLATFORM_CHALLENGE_SLUG: row.slug,
-      PLATFORM_MASTER_URL: this.masterUrl(),
-    });
+    const env = this.environment(row, port);
     let container: Docker.Container;
     try {
       container = await docker.createContainer(
@@ -229,11 +223,7 @@ export class ChallengeContainers {
             [PORT_LABEL]: String(port),
           },
           network,
-          // Prefixed with the slug, so one challenge never mounts another's.
-          volumes: Object.entries(row.volumes).map(([volume, target]) => ({
-            source: `platform-${row.slug}-${volume}`,
-            target,
-          })),
+          volumes: challengeVolumes(row),
           ...(resources.cpus ? { cpus: resources.cpus } : {}),
           ...(resources.memory_mb ? { memoryMb: resources.memory_mb } : {}),
           ...(resources.pids_limit ? { pids: resources.pids_limit } : {}),
@@ -253,6 +243,23 @@ export class ChallengeContainers {
       await this.options.store.update(row.slug, { internal_base_url: url });
     this.options.log.info("challenge container started", { slug: row.slug, container: name, url });
     return answer(row, "restart", "running", `Started ${name} from ${reference} at ${url}`);
+  }
+
+  /**
+   * The challenge's environment: PORT, its env and secrets (as variables: what the SDK reads),
+   * then what the master sets and no record may override (its tokens, slug and the master's URL).
+   * The Swarm backend gives its services the same.
+   */
+  environment(row: ChallengeRow, port: number): Record<string, string> {
+    return {
+      PORT: String(port),
+      ...row.env,
+      ...row.secrets,
+      CHALLENGE_TOKEN: this.options.store.challengeToken(row),
+      BROKER_TOKEN: this.options.store.brokerToken(row),
+      PLATFORM_CHALLENGE_SLUG: row.slug,
+      PLATFORM_MASTER_URL: this.masterUrl(),
+    };
   }
 
   /** running / exited / … / missing, with health: Docker's HEALTHCHECK, else GET {internal_base_url}/health. */
@@ -348,6 +355,14 @@ export class ChallengeContainers {
     }
     return name;
   }
+}
+
+/** The challenge's named volumes, prefixed with its slug so one challenge never mounts another's. */
+export function challengeVolumes(row: ChallengeRow): { source: string; target: string }[] {
+  return Object.entries(row.volumes).map(([volume, target]) => ({
+    source: `platform-${row.slug}-${volume}`,
+    target,
+  }));
 }
 
 /** The challenge's port: metadata.port, else the image's first exposed TCP port, else 8080. */
