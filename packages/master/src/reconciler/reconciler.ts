@@ -166,6 +166,7 @@ export class Reconciler {
       const rows = await this.options.store.list();
       const states = new Map((await this.options.state.list()).map((s) => [s.slug, s]));
       const ctx = await this.stepContext();
+      await ctx.swarm?.assertManager();
       const managed = rows.filter(isManaged);
       await inPool(managed, CONCURRENCY, (row) =>
         this.step(ctx, row, states.get(row.slug) ?? null),

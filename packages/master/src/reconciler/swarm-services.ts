@@ -104,6 +104,15 @@ export class SwarmServices {
     return info.Swarm?.NodeID ?? "";
   }
 
+  /** Throws, saying so, when the engine is not a manager of a swarm (no service can be run). */
+  async assertManager(): Promise<void> {
+    const info = (await this.docker.info()) as { Swarm?: { ControlAvailable?: boolean } };
+    if (!info.Swarm?.ControlAvailable)
+      throw new Error(
+        "PLATFORM_CHALLENGE_BACKEND=swarm needs a Docker engine that is a swarm manager",
+      );
+  }
+
   /**
    * The network services join: an attachable overlay, created when missing. A network of that
    * name that is not swarm-scoped (the engine backend's bridge) is refused: services cannot join it.
