@@ -5,6 +5,9 @@ import { restartDelaySeconds } from "./restart-backoff.js";
 import type { RuntimeStateRow } from "./runtime-state-store.js";
 import { type ChallengeService, IMAGE_LABEL } from "./swarm-services.js";
 
+/** Task states of a task that ended on its own (an update's or a removal's end is "shutdown"). */
+export const EXITED = new Set(["complete", "failed", "rejected"]);
+
 const time = (at: string | Date | null | undefined) => (at ? new Date(at).getTime() : 0);
 
 /**
@@ -96,9 +99,11 @@ async function rollbackReason(ctx: StepContext, service: ChallengeService): Prom
   const image = service.Spec.TaskTemplate?.ContainerSpec?.Image;
   const started = time(service.UpdateStatus?.StartedAt);
   const tasks = ctx.swarm ? await ctx.swarm.tasks(service) : [];
-  const failed = tasks
+  // The new spec's tasks, newest first; one that ended on its own says why (the rest were shut down).
+  const tried = tasks
     .filter((t) => t.Spec?.ContainerSpec?.Image !== image && time(t.CreatedAt) >= started)
-    .sort((a, b) => time(b.CreatedAt) - time(a.CreatedAt))[0];
+    .sort((a, b) => time(b.CreatedAt) - time(a.CreatedAt));
+  const failed = tried.find((t) => EXITED.has(t.Status?.State ?? "")) ?? tried[0];
   return failed ? `${message}: the new ${taskReason(failed)}` : message;
 }
 
@@ -115,11 +120,7 @@ export async function recordTaskFailures(
 ): Promise<boolean> {
   const since = time(state?.last_action_at);
   const failed = tasks
-    .filter(
-      (t) =>
-        (t.Status?.State === "failed" || t.Status?.State === "rejected") &&
-        time(t.Status?.Timestamp) > since,
-    )
+    .filter((t) => EXITED.has(t.Status?.State ?? "") && time(t.Status?.Timestamp) > since)
     .sort((a, b) => time(a.Status?.Timestamp) - time(b.Status?.Timestamp));
   for (const task of failed) {
     ctx.onAction(row.slug, "restart", "ok");

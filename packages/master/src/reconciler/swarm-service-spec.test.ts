@@ -106,7 +106,7 @@ describe("challengeServiceSpec", () => {
     });
     expect(spec.RollbackConfig).toMatchObject({ Order: "start-first", FailureAction: "pause" });
     expect(spec.Mode).toEqual({ Replicated: { Replicas: 2 } });
-    expect(spec.TaskTemplate.RestartPolicy.Condition).toBe("on-failure");
+    expect(spec.TaskTemplate.RestartPolicy.Condition).toBe("any");
   });
 
   it("runs the container path's lock-down, environment, volumes and resources", () => {

@@ -35,7 +35,7 @@ const SECOND_NS = 1_000_000_000;
  * A challenge's Swarm service: the container path's lock-down where Swarm can express it (every
  * capability dropped, init, a capped /tmp, a pids cap, json-file logs capped at 3 x 10 MB), the
  * same environment and volumes, `endpoint_mode: dnsrr` (no virtual IP: it needs IPVS) and no
- * published port (the master reaches it on the network), restarted on failure, and updated one
+ * published port (the master reaches it on the network), restarted whenever it exits, and updated one
  * task at a time, new before old, rolled back by Swarm itself when the new task fails.
  */
 export function challengeServiceSpec(input: ChallengeServiceInput): Docker.CreateServiceOptions {
@@ -80,7 +80,8 @@ export function challengeServiceSpec(input: ChallengeServiceInput): Docker.Creat
     TaskTemplate: {
       ContainerSpec: containerSpec,
       Resources: { Limits: limits, Reservations: reservations } as Docker.ResourceRequirements,
-      RestartPolicy: { Condition: "on-failure", Delay: SECOND_NS },
+      // "any", as the container's unless-stopped: a server that exits 0 is down all the same.
+      RestartPolicy: { Condition: "any", Delay: SECOND_NS },
       Placement: { Constraints: constraints },
       Networks: [{ Target: input.network }],
       LogDriver: { Name: "json-file", Options: { "max-size": "10m", "max-file": "3" } },

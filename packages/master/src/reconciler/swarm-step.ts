@@ -13,7 +13,7 @@ import { isEngineUnreachable, SPEC_LABEL } from "./engine-view.js";
 import { probeReadiness } from "./readiness-probe.js";
 import { restartDelaySeconds } from "./restart-backoff.js";
 import type { RuntimeStatePatch, RuntimeStateRow } from "./runtime-state-store.js";
-import { recordSwarmOutcome, recordTaskFailures, taskReason } from "./swarm-outcomes.js";
+import { EXITED, recordSwarmOutcome, recordTaskFailures, taskReason } from "./swarm-outcomes.js";
 import { challengeServiceSpec } from "./swarm-service-spec.js";
 import {
   type ChallengeService,
@@ -34,7 +34,7 @@ export function swarmOf(ctx: StepContext): SwarmServices {
  * Bring one challenge's Swarm service to its desired state: remove it when the challenge
  * should not run, create it when missing, update its spec when the registry's differs (Swarm
  * rolls the tasks, and rolls back itself), and report what Swarm did and what runs. Restarting
- * a failed task is Swarm's (restart policy on-failure); the master records it.
+ * a task that exited is Swarm's (restart policy "any"); the master records it.
  */
 export async function reconcileService(
   ctx: StepContext,
@@ -92,7 +92,7 @@ async function observe(
   const patch: RuntimeStatePatch = { container_id: service.ID };
   if (running.length === 0) {
     const last = newest(tasks);
-    const failed = last?.Status?.State === "failed" || last?.Status?.State === "rejected";
+    const failed = EXITED.has(last?.Status?.State ?? "");
     patch.observed = failed ? "exited" : "starting";
     if (failed) patch.last_error = taskReason(last);
   } else {

@@ -21,6 +21,7 @@ import type Docker from "dockerode";
 import type { MasterConfig } from "../config.js";
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { ChallengeStore } from "../registry/challenge-store.js";
+import { serviceTasks } from "../swarm/swarm-tasks.js";
 
 /** The port a challenge listens on when neither its metadata nor its image says. */
 export const DEFAULT_CHALLENGE_PORT = 8080;
@@ -264,6 +265,7 @@ export class ChallengeContainers {
 
   /** running / exited / … / missing, with health: Docker's HEALTHCHECK, else GET {internal_base_url}/health. */
   async status(row: ChallengeRow): Promise<RuntimeOperationResponse> {
+    if (this.options.config.reconciler.backend === "swarm") return this.serviceStatus(row);
     const name = challengeContainerName(row.slug);
     let info: Docker.ContainerInspectInfo;
     try {
@@ -293,6 +295,36 @@ export class ChallengeContainers {
       "status",
       "running",
       `${health}; started ${state.StartedAt}; image ${info.Config.Image}`,
+    );
+  }
+
+  /** On the Swarm backend: the challenge's service, its running tasks and Swarm's update state. */
+  private async serviceStatus(row: ChallengeRow): Promise<RuntimeOperationResponse> {
+    const name = challengeContainerName(row.slug);
+    let service: {
+      ID: string;
+      Spec?: { Mode?: { Replicated?: { Replicas?: number } } };
+      UpdateStatus?: { State?: string; Message?: string };
+    };
+    try {
+      service = await this.docker.getService(name).inspect();
+    } catch (error) {
+      if (isMissing(error)) return answer(row, "status", "missing", `No service ${name}`);
+      throw error;
+    }
+    const tasks = await serviceTasks(this.docker, service.ID);
+    const running = tasks.filter(
+      (t) => t.Status?.State === "running" && t.DesiredState === "running",
+    ).length;
+    const replicas = service.Spec?.Mode?.Replicated?.Replicas ?? 1;
+    const update = service.UpdateStatus?.State
+      ? `; update ${service.UpdateStatus.State}: ${service.UpdateStatus.Message ?? ""}`
+      : "";
+    return answer(
+      row,
+      "status",
+      running > 0 ? "running" : "starting",
+      `service ${name}: ${running}/${replicas} task(s) running; health: ${await this.probe(row.internal_base_url)}${update}`,
     );
   }
 

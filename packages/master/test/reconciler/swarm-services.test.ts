@@ -4,7 +4,7 @@
 // network reaches it by its name, as a master inside the swarm does); a task
 // killed is brought back by Swarm and reported; an update to an image that never runs is rolled
 // back by Swarm with the old task serving throughout, and recorded; a restarted master adopts
-// the service; deactivating removes it.
+// the service; an update that works is recorded once Swarm completes it; deactivating removes it.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -128,7 +128,7 @@ describe.skipIf(!env?.swarm)("challenges as Swarm services", () => {
       FailureAction: "rollback",
     });
     expect(spec.Mode.Replicated.Replicas).toBe(1);
-    expect(spec.TaskTemplate.RestartPolicy.Condition).toBe("on-failure");
+    expect(spec.TaskTemplate.RestartPolicy.Condition).toBe("any");
     // Its image has busybox wget and a shell: Swarm checks /readyz (then /health) in the task.
     expect(spec.TaskTemplate.ContainerSpec.Healthcheck?.Test.slice(0, 3)).toEqual([
       "CMD",
@@ -146,6 +146,11 @@ describe.skipIf(!env?.swarm)("challenges as Swarm services", () => {
     });
     const { events } = await runtime();
     expect(events.map((e) => e.kind)).toEqual(["runtime_started"]);
+    const status = (await (
+      await adminFetch(`/v1/admin/challenges/${slug}/status`, { headers: admin })
+    ).json()) as { status: string; detail: string };
+    expect(status.status).toBe("running");
+    expect(status.detail).toContain(`service ${service}: 1/1 task(s) running; health: ok`);
   }, 60_000);
 
   it("answers at its service name on the attachable network, where a master inside the swarm reaches it", async () => {
@@ -243,6 +248,31 @@ describe.skipIf(!env?.swarm)("challenges as Swarm services", () => {
     const events = (await runtime()).events.filter((e) => e.kind === "runtime_started");
     expect(events).toHaveLength(started);
     expect((await page()).status).toBe(200);
+  }, 60_000);
+
+  it("an update to an image that becomes ready is Swarm's rolling update, recorded once it completes", async () => {
+    const before = (await runtime()).runtime;
+    const response = await adminFetch(
+      `/v1/admin/challenges/${slug}/update`,
+      jsonInit("POST", { image: IMAGES.challengeHealthcheck }, admin),
+    );
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { status: string }).status).toBe("updated");
+    const info = await inspect();
+    expect(info.UpdateStatus?.State).toBe("completed");
+    const { runtime: view, events } = await runtime();
+    expect(view).toMatchObject({ image: IMAGES.challengeHealthcheck, last_action: "update" });
+    expect(view.pinned_image).toBe(info.Spec.TaskTemplate?.ContainerSpec?.Image);
+    expect(view.pinned_image).not.toBe(before.pinned_image);
+    expect(events[0]).toMatchObject({
+      kind: "runtime_updated",
+      detail: { from: before.pinned_image, pinned_image: view.pinned_image },
+    });
+    // The next passes leave it alone: the service matches the record.
+    await untilObserved(adminFetch, admin, slug, "running", 20_000);
+    await sleep(2_500);
+    expect((await inspect()).Version.Index).toBe(info.Version.Index);
+    expect((await runtime()).events.filter((e) => e.kind === "runtime_updated")).toHaveLength(1);
   }, 60_000);
 
   it("deactivating the challenge removes its service", async () => {
