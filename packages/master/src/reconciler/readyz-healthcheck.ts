@@ -1,5 +1,6 @@
-import { ignoreMissing } from "@platform/challenge-sdk/sandbox";
+import { ignoreMissing, PLATFORM_LABELS } from "@platform/challenge-sdk/sandbox";
 import type Docker from "dockerode";
+import { isEngineUnreachable } from "./engine-view.js";
 
 const SECOND_NS = 1_000_000_000;
 const NODE_PATHS = ["/usr/local/bin/node", "/usr/bin/node"];
@@ -30,7 +31,14 @@ export class ReadyzHealthchecks {
   }
 
   private async build(image: string, port: number, startSeconds: number) {
-    const found = await this.programs(image, [...NODE_PATHS, ...WGET_PATHS, "/bin/sh"]);
+    let found: Set<string>;
+    try {
+      found = await this.programs(image, [...NODE_PATHS, ...WGET_PATHS, "/bin/sh"]);
+    } catch (error) {
+      // An image Docker will not make a container of here still deploys: with its own check.
+      if (isEngineUnreachable(error)) throw error;
+      return undefined;
+    }
     const node = NODE_PATHS.find((path) => found.has(path));
     const wget = WGET_PATHS.find((path) => found.has(path));
     const base = `http://127.0.0.1:${port}`;
@@ -58,7 +66,7 @@ export class ReadyzHealthchecks {
       Image: image,
       Entrypoint: ["/nonexistent"],
       Cmd: [],
-      Labels: { "platform.runtime": "probe" },
+      Labels: { [PLATFORM_LABELS.runtime]: "probe" },
       NetworkDisabled: true,
     });
     try {
