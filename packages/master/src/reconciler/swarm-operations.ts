@@ -2,11 +2,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { HttpError, type RuntimeOperationResponse } from "@platform/core";
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { StepContext } from "./challenge-step.js";
-import { serviceSpec, specHash } from "./desired-state.js";
 import { SPEC_LABEL } from "./engine-view.js";
 import type { ProgressSink } from "./rolling-update.js";
 import { recordSwarmOutcome } from "./swarm-outcomes.js";
-import { deploy, swarmOf } from "./swarm-step.js";
+import { deploy, fingerprint, swarmOf } from "./swarm-step.js";
 
 const POLL_MS = 500;
 
@@ -51,12 +50,14 @@ export async function swarmUpdate(
   if (!service)
     return answer(row.slug, "update", "pending", "No service yet: the reconciler creates it");
   const state = await ctx.state.find(row.slug);
-  const pinned = state?.image === row.image ? state.pinned_image : null;
-  if (
-    pinned &&
-    service.Spec.Labels?.[SPEC_LABEL] === specHash(serviceSpec(row, pinned), ctx.masterKey)
-  )
-    return answer(row.slug, "update", "unchanged", `${row.slug} already runs ${pinned}`);
+  const spec = fingerprint(ctx, row, state);
+  if (spec && service.Spec.Labels?.[SPEC_LABEL] === spec)
+    return answer(
+      row.slug,
+      "update",
+      "unchanged",
+      `${row.slug} already runs ${state?.pinned_image}`,
+    );
   await deploy(ctx, row, state, service, "update");
   const after = await ctx.state.find(row.slug);
   if (after?.last_action === "update" && after.next_attempt_at && after.last_error)

@@ -63,13 +63,30 @@ export async function reconcileService(
     await recordSwarmOutcome(ctx, row, state, service);
     return;
   }
-  const pinned = state?.image === row.image ? state.pinned_image : null;
-  const spec = pinned ? specHash(serviceSpec(row, pinned), ctx.masterKey) : null;
+  const spec = fingerprint(ctx, row, state);
   if (!spec || service.Spec.Labels?.[SPEC_LABEL] !== spec) {
     if (!state?.next_attempt_at || state.next_attempt_at.getTime() <= Date.now())
       return deploy(ctx, row, state, service, "update");
   }
   return observe(ctx, row, state, service);
+}
+
+/**
+ * The fingerprint of the service the record asks for, or null when it cannot be known without
+ * deploying: a new image to pin, or a record Swarm cannot run (bad metadata.replicas), which the
+ * deploy then records as runtime_failed.
+ */
+export function fingerprint(
+  ctx: StepContext,
+  row: ChallengeRow,
+  state: RuntimeStateRow | null,
+): string | null {
+  const pinned = state?.image === row.image ? state.pinned_image : null;
+  try {
+    return pinned ? specHash(serviceSpec(row, pinned), ctx.masterKey) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The tasks that run now (what serves), and what the master reports of them. */
