@@ -120,6 +120,14 @@ export interface ReconcilerConfig {
   updateReadySeconds: number;
   /** How long an update waits for the old container's in-flight requests before stopping it (seconds). */
   drainSeconds: number;
+  /** "engine" runs each active challenge as a container; "swarm" as a Swarm service (docs/master.md). */
+  backend: "engine" | "swarm";
+  /**
+   * How the master reaches a challenge's service on the swarm backend: "dns", its service name
+   * on the network (the master runs on that network, as in docker-stack.yml); "task", a running
+   * task's address on this node's docker_gwbridge (a master outside the swarm's networks).
+   */
+  swarmAddress: "dns" | "task";
 }
 
 /** The container broker and the challenge runtime (docs/broker.md). */
@@ -317,6 +325,15 @@ const MasterEnvironment = Type.Object({
     "seconds an update's new container has to become ready before rollback",
     3600,
   ),
+  PLATFORM_CHALLENGE_BACKEND: Type.Union([Type.Literal("engine"), Type.Literal("swarm")], {
+    default: "engine",
+    description: "where active challenges run: containers on the engine, or Swarm services",
+  }),
+  PLATFORM_CHALLENGE_SWARM_ADDRESS: Type.Union([Type.Literal("dns"), Type.Literal("task")], {
+    default: "dns",
+    description:
+      "how the master reaches a challenge's Swarm service: its DNS name, or a task's address",
+  }),
   PLATFORM_UPDATE_DRAIN_SECONDS: int(
     0,
     30,
@@ -414,6 +431,16 @@ export function loadMasterConfig(
       issues.push({ variable, message: "must differ from the public port" });
   }
   if (read.ok) issues.push(...chainIssues(read.value));
+  // Only the reconciler runs challenges as services: an operator's restart would start a container.
+  if (
+    read.ok &&
+    read.value.PLATFORM_CHALLENGE_BACKEND === "swarm" &&
+    !read.value.PLATFORM_RECONCILER
+  )
+    issues.push({
+      variable: "PLATFORM_CHALLENGE_BACKEND",
+      message: "swarm needs the reconciler: set PLATFORM_RECONCILER=true",
+    });
   if (!read.ok || issues.length > 0) throw new ConfigError(issues, "master configuration");
   const e = read.value;
 
@@ -484,6 +511,8 @@ export function loadMasterConfig(
       unhealthyAfter: e.PLATFORM_RECONCILE_UNHEALTHY_AFTER,
       updateReadySeconds: e.PLATFORM_UPDATE_READY_SECONDS,
       drainSeconds: e.PLATFORM_UPDATE_DRAIN_SECONDS,
+      backend: e.PLATFORM_CHALLENGE_BACKEND,
+      swarmAddress: e.PLATFORM_CHALLENGE_SWARM_ADDRESS,
     },
   };
   if (e.DATABASE_URL) config.databaseUrl = e.DATABASE_URL;

@@ -12,6 +12,13 @@ import {
   WORKSPACE,
 } from "@platform/challenge-sdk/sandbox";
 import type Docker from "dockerode";
+import {
+  FINAL_STATES,
+  latestTask as latest,
+  SETTLING_STATES,
+  type SwarmTask,
+  serviceTasks,
+} from "../swarm/swarm-tasks.js";
 import { EngineExecutor } from "./engine-executor.js";
 import {
   type EngineFacts,
@@ -31,24 +38,7 @@ import {
 /** Largest file a swarm config holds: Docker wants "larger than 0 and less than 1024000 bytes". */
 export const SWARM_MAX_FILE_BYTES = 1_024_000 - 1;
 
-/** Task states during which the node is creating or starting the task's container. */
-const SETTLING_STATES = new Set(["assigned", "accepted", "preparing", "ready", "starting"]);
-
-/** Task states after which a task never runs again. */
-const FINAL_STATES = new Set(["complete", "failed", "rejected", "shutdown", "orphaned", "remove"]);
 const POLL_MS = 200;
-
-interface SwarmTask {
-  ID: string;
-  CreatedAt?: string;
-  Status?: {
-    State?: string;
-    Err?: string;
-    Timestamp?: string;
-    ContainerStatus?: { ContainerID?: string; ExitCode?: number };
-  };
-  DesiredState?: string;
-}
 
 interface SwarmService {
   ID: string;
@@ -58,11 +48,6 @@ interface SwarmService {
     Labels?: Record<string, string>;
     TaskTemplate?: { ContainerSpec?: { Image?: string } };
   };
-}
-
-/** The newest task of a workload's service (it has one: its restart policy is "none"). */
-function latest(tasks: SwarmTask[]): SwarmTask | undefined {
-  return [...tasks].sort((a, b) => String(b.CreatedAt).localeCompare(String(a.CreatedAt)))[0];
 }
 
 /** Options of {@link SwarmExecutor}. */
@@ -384,9 +369,7 @@ export class SwarmExecutor implements Executor {
     })) as unknown as SwarmService[];
     const out: ManagedWorkload[] = [];
     for (const info of services) {
-      const tasks = (await this.docker
-        .listTasks({ filters: { service: [info.ID] } })
-        .catch(() => [])) as SwarmTask[];
+      const tasks = await serviceTasks(this.docker, info.ID);
       const task = latest(tasks);
       const state = task?.Status?.State ?? "pending";
       const final = FINAL_STATES.has(state);
@@ -428,9 +411,7 @@ export class SwarmExecutor implements Executor {
     // A task being prepared or started gets its container after any removal issued now, and
     // swarm then forgets it ("Created", never removed): let it settle first (bounded).
     for (let i = 0; i < 100; i++) {
-      const tasks = (await this.docker
-        .listTasks({ filters: { service: [id] } })
-        .catch(() => [])) as SwarmTask[];
+      const tasks = await serviceTasks(this.docker, id);
       if (!tasks.some((task) => SETTLING_STATES.has(task.Status?.State ?? ""))) break;
       await sleep(100);
     }

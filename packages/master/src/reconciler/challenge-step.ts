@@ -18,6 +18,7 @@ import type {
   RuntimeStateRow,
   RuntimeStateStore,
 } from "./runtime-state-store.js";
+import type { SwarmServices } from "./swarm-services.js";
 
 /** What one challenge's step needs: the engine, the registry, the state and the settings. */
 export interface StepContext {
@@ -27,6 +28,8 @@ export interface StepContext {
   store: ChallengeStore;
   state: RuntimeStateStore;
   engine: EngineView;
+  /** The swarm challenges run on, with PLATFORM_CHALLENGE_BACKEND=swarm (swarm-step.ts); else null. */
+  swarm: SwarmServices | null;
   runtime: ChallengeContainers;
   instanceId: string;
   holder: string;

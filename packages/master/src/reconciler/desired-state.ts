@@ -39,6 +39,27 @@ export function containerSpec(row: ChallengeRow, pinnedImage: string): Record<st
   };
 }
 
+/** The most replicas `metadata.replicas` may ask of the Swarm backend. */
+export const MAX_REPLICAS = 32;
+
+/**
+ * How many tasks the challenge's Swarm service runs: `metadata.replicas`, else 1 (a challenge
+ * with its embedded database in a volume cannot share it; one that uses DATABASE_URL can scale).
+ * Throws a one-line reason when the record asks for something else than 1 to 32.
+ */
+export function replicasOf(row: ChallengeRow): number {
+  const value = row.metadata.replicas;
+  if (value === undefined || value === null) return 1;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_REPLICAS)
+    throw new Error(`metadata.replicas must be an integer from 1 to ${MAX_REPLICAS}`);
+  return value;
+}
+
+/** The Swarm service's spec: the container's, its replicas, and the backend (never equal to a container's). */
+export function serviceSpec(row: ChallengeRow, pinnedImage: string): Record<string, unknown> {
+  return { ...containerSpec(row, pinnedImage), backend: "swarm", replicas: replicasOf(row) };
+}
+
 // Sorted keys at every depth: jsonb hands objects back in its own key order.
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;

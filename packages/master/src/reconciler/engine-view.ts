@@ -76,6 +76,11 @@ export class EngineView {
     }));
   }
 
+  /** The engine's record of `image` (pulled when the engine lacks it): its port, its command. */
+  image(image: string): Promise<Docker.ImageInspectInfo> {
+    return ensureImage(this.docker, image, { pull: true, timeoutMs: this.pullTimeoutMs });
+  }
+
   /**
    * Resolve `image` to content: the digest a registry gave it (`repo@sha256:…`) when the engine
    * knows one, else the engine's image id (an image built or loaded here). Pulls when the

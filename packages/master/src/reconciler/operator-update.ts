@@ -4,6 +4,7 @@ import type { StepContext } from "./challenge-step.js";
 import { containerSpec, desiredOf, isManaged, specHash } from "./desired-state.js";
 import { SPEC_LABEL } from "./engine-view.js";
 import { type ProgressSink, updateBeside } from "./rolling-update.js";
+import { swarmUpdate } from "./swarm-operations.js";
 
 const answer = (slug: string, status: string, detail: string): RuntimeOperationResponse => ({
   slug,
@@ -39,6 +40,7 @@ export async function operatorUpdate(
       "pending",
       "Another master holds the reconciler lease: it updates the container",
     );
+  if (ctx.swarm) return swarmUpdate(ctx, row, progress);
   const state = await ctx.state.find(slug);
   const info = await ctx.engine.inspect(slug);
   if (!info?.State.Running || info.Config.Labels?.[PLATFORM_LABELS.master] !== ctx.instanceId)

@@ -14,6 +14,7 @@ import {
   runtimeDetail,
 } from "./reconciler-view.js";
 import { RuntimeStateStore } from "./runtime-state-store.js";
+import { SwarmServices } from "./swarm-services.js";
 import { registerUpdateRoute } from "./update-route.js";
 
 const reconcilers = new WeakMap<MasterContext, Reconciler>();
@@ -45,6 +46,15 @@ export function registerReconciler(
     store,
     state,
     engine: new EngineView(runtime.docker, config.broker.pullTimeoutMs),
+    ...(config.reconciler.backend === "swarm"
+      ? {
+          swarm: new SwarmServices(
+            runtime.docker,
+            config.broker.dockerNetwork,
+            config.reconciler.swarmAddress,
+          ),
+        }
+      : {}),
     runtime,
     instanceId,
     log: context.log.child({ component: "reconciler" }),

@@ -14,6 +14,9 @@ import { operatorUpdate } from "./operator-update.js";
 import { ReconcilerLease } from "./reconciler-lease.js";
 import type { ProgressSink } from "./rolling-update.js";
 import type { RuntimeAction, RuntimeStateRow, RuntimeStateStore } from "./runtime-state-store.js";
+import { swarmRestart } from "./swarm-operations.js";
+import type { SwarmServices } from "./swarm-services.js";
+import { reconcileService } from "./swarm-step.js";
 import { isUpdateLeftover } from "./update-names.js";
 
 /** What a {@link Reconciler} is built from. */
@@ -26,6 +29,8 @@ export interface ReconcilerOptions {
   store: ChallengeStore;
   state: RuntimeStateStore;
   engine: EngineView;
+  /** Challenges run as its services (PLATFORM_CHALLENGE_BACKEND=swarm); absent: as containers. */
+  swarm?: SwarmServices;
   runtime: ChallengeContainers;
   instanceId: () => Promise<string>;
   log: Logger;
@@ -161,6 +166,7 @@ export class Reconciler {
       const rows = await this.options.store.list();
       const states = new Map((await this.options.state.list()).map((s) => [s.slug, s]));
       const ctx = await this.stepContext();
+      await ctx.swarm?.assertManager();
       const managed = rows.filter(isManaged);
       await inPool(managed, CONCURRENCY, (row) =>
         this.step(ctx, row, states.get(row.slug) ?? null),
@@ -179,7 +185,8 @@ export class Reconciler {
     // An operator's update holds this challenge: the next pass sees what it left.
     if (this.busy.has(row.slug)) return;
     try {
-      await this.exclusive(row.slug, () => reconcileChallenge(ctx, row, state));
+      const reconcile = ctx.swarm ? reconcileService : reconcileChallenge;
+      await this.exclusive(row.slug, () => reconcile(ctx, row, state));
     } catch (error) {
       if (isEngineUnreachable(error)) throw error;
       this.options.log.warn("reconciler: a challenge's step failed", {
@@ -210,6 +217,7 @@ export class Reconciler {
       store: o.store,
       state: o.state,
       engine: o.engine,
+      swarm: o.swarm ?? null,
       runtime: o.runtime,
       instanceId: await o.instanceId(),
       holder: this.lease.holder,
@@ -230,6 +238,7 @@ export class Reconciler {
   // Containers of this deployment whose challenge left the registry.
   private async removeOrphans(ctx: StepContext, rows: ChallengeRow[]): Promise<void> {
     const known = new Set(rows.map((row) => row.slug));
+    if (ctx.swarm) return this.removeSwarmOrphans(ctx, ctx.swarm, known);
     for (const { slug, id, name } of await ctx.engine.owned(ctx.instanceId)) {
       // A `-next` or `-old` container no update is using: a master stopped in the middle of one.
       const leftover = isUpdateLeftover(slug, name) && !this.busy.has(slug);
@@ -241,6 +250,32 @@ export class Reconciler {
           : "reconciler: removed the container of an unregistered challenge",
         { slug, container: name },
       );
+    }
+  }
+
+  /**
+   * On the Swarm backend: services of this deployment whose challenge left the registry, and
+   * every plain challenge container of it (the engine backend's, before the switch to Swarm).
+   */
+  private async removeSwarmOrphans(
+    ctx: StepContext,
+    swarm: SwarmServices,
+    known: Set<string>,
+  ): Promise<void> {
+    for (const { slug, id } of await swarm.owned(ctx.instanceId)) {
+      if (known.has(slug) || !(await ctx.stillLeader())) continue;
+      await swarm.remove(id);
+      this.options.log.info("reconciler: removed the service of an unregistered challenge", {
+        slug,
+      });
+    }
+    for (const { slug, id, name } of await ctx.engine.owned(ctx.instanceId)) {
+      if (!(await ctx.stillLeader())) return;
+      await ctx.engine.remove(id);
+      this.options.log.info("reconciler: removed a challenge container (challenges run on Swarm)", {
+        slug,
+        container: name,
+      });
     }
   }
 
@@ -277,6 +312,7 @@ export class Reconciler {
           ? `Challenge "${slug}" is ${row.status}: the reconciler runs only active challenges; activate it first`
           : `Challenge "${slug}" is not run by this master (metadata.managed is false)`,
       );
+    if (this.options.swarm) return swarmRestart(await this.stepContext(), row);
     const state = await this.options.state.find(slug);
     let pinned = state?.image === row.image ? state.pinned_image : null;
     try {

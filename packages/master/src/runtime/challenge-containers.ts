@@ -21,6 +21,7 @@ import type Docker from "dockerode";
 import type { MasterConfig } from "../config.js";
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { ChallengeStore } from "../registry/challenge-store.js";
+import { serviceTasks } from "../swarm/swarm-tasks.js";
 
 /** The port a challenge listens on when neither its metadata nor its image says. */
 export const DEFAULT_CHALLENGE_PORT = 8080;
@@ -207,13 +208,7 @@ export class ChallengeContainers {
     if (existing) await ignoreMissing(() => docker.getContainer(name).remove({ force: true }));
 
     const port = challengePort(row, image);
-    const env: Record<string, string> = { PORT: String(port), ...row.env, ...row.secrets };
-    Object.assign(env, {
-      CHALLENGE_TOKEN: this.options.store.challengeToken(row),
-      BROKER_TOKEN: this.options.store.brokerToken(row),
-      PLATFORM_CHALLENGE_SLUG: row.slug,
-      PLATFORM_MASTER_URL: this.masterUrl(),
-    });
+    const env = this.environment(row, port);
     let container: Docker.Container;
     try {
       container = await docker.createContainer(
@@ -229,11 +224,7 @@ export class ChallengeContainers {
             [PORT_LABEL]: String(port),
           },
           network,
-          // Prefixed with the slug, so one challenge never mounts another's.
-          volumes: Object.entries(row.volumes).map(([volume, target]) => ({
-            source: `platform-${row.slug}-${volume}`,
-            target,
-          })),
+          volumes: challengeVolumes(row),
           ...(resources.cpus ? { cpus: resources.cpus } : {}),
           ...(resources.memory_mb ? { memoryMb: resources.memory_mb } : {}),
           ...(resources.pids_limit ? { pids: resources.pids_limit } : {}),
@@ -255,8 +246,26 @@ export class ChallengeContainers {
     return answer(row, "restart", "running", `Started ${name} from ${reference} at ${url}`);
   }
 
+  /**
+   * The challenge's environment: PORT, its env and secrets (as variables: what the SDK reads),
+   * then what the master sets and no record may override (its tokens, slug and the master's URL).
+   * The Swarm backend gives its services the same.
+   */
+  environment(row: ChallengeRow, port: number): Record<string, string> {
+    return {
+      PORT: String(port),
+      ...row.env,
+      ...row.secrets,
+      CHALLENGE_TOKEN: this.options.store.challengeToken(row),
+      BROKER_TOKEN: this.options.store.brokerToken(row),
+      PLATFORM_CHALLENGE_SLUG: row.slug,
+      PLATFORM_MASTER_URL: this.masterUrl(),
+    };
+  }
+
   /** running / exited / … / missing, with health: Docker's HEALTHCHECK, else GET {internal_base_url}/health. */
   async status(row: ChallengeRow): Promise<RuntimeOperationResponse> {
+    if (this.options.config.reconciler.backend === "swarm") return this.serviceStatus(row);
     const name = challengeContainerName(row.slug);
     let info: Docker.ContainerInspectInfo;
     try {
@@ -286,6 +295,36 @@ export class ChallengeContainers {
       "status",
       "running",
       `${health}; started ${state.StartedAt}; image ${info.Config.Image}`,
+    );
+  }
+
+  /** On the Swarm backend: the challenge's service, its running tasks and Swarm's update state. */
+  private async serviceStatus(row: ChallengeRow): Promise<RuntimeOperationResponse> {
+    const name = challengeContainerName(row.slug);
+    let service: {
+      ID: string;
+      Spec?: { Mode?: { Replicated?: { Replicas?: number } } };
+      UpdateStatus?: { State?: string; Message?: string };
+    };
+    try {
+      service = await this.docker.getService(name).inspect();
+    } catch (error) {
+      if (isMissing(error)) return answer(row, "status", "missing", `No service ${name}`);
+      throw error;
+    }
+    const tasks = await serviceTasks(this.docker, service.ID);
+    const running = tasks.filter(
+      (t) => t.Status?.State === "running" && t.DesiredState === "running",
+    ).length;
+    const replicas = service.Spec?.Mode?.Replicated?.Replicas ?? 1;
+    const update = service.UpdateStatus?.State
+      ? `; update ${service.UpdateStatus.State}: ${service.UpdateStatus.Message ?? ""}`
+      : "";
+    return answer(
+      row,
+      "status",
+      running > 0 ? "running" : "starting",
+      `service ${name}: ${running}/${replicas} task(s) running; health: ${await this.probe(row.internal_base_url)}${update}`,
     );
   }
 
@@ -348,6 +387,14 @@ export class ChallengeContainers {
     }
     return name;
   }
+}
+
+/** The challenge's named volumes, prefixed with its slug so one challenge never mounts another's. */
+export function challengeVolumes(row: ChallengeRow): { source: string; target: string }[] {
+  return Object.entries(row.volumes).map(([volume, target]) => ({
+    source: `platform-${row.slug}-${volume}`,
+    target,
+  }));
 }
 
 /** The challenge's port: metadata.port, else the image's first exposed TCP port, else 8080. */

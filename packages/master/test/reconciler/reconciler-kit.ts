@@ -6,8 +6,12 @@ import type { ChallengeRuntimeView } from "../../src/reconciler/reconciler-view.
 import { challengeContainerName } from "../../src/runtime/challenge-containers.js";
 import { eventually, IMAGES } from "../broker/docker-test-env.js";
 
-/** Reconciler settings for tests: a pass a second, short grace and backoff. */
-export function fastReconciler(config: MasterConfig, network: string): void {
+/** Reconciler settings for tests: a pass a second, short grace and backoff; challenges as containers by default. */
+export function fastReconciler(
+  config: MasterConfig,
+  network: string,
+  backend: MasterConfig["reconciler"]["backend"] = "engine",
+): void {
   config.broker.dockerNetwork = network;
   config.broker.masterUrl = "http://master.test:8080";
   config.reconciler = {
@@ -20,6 +24,9 @@ export function fastReconciler(config: MasterConfig, network: string): void {
     unhealthyAfter: 1,
     updateReadySeconds: 8,
     drainSeconds: 5,
+    backend,
+    // The test process runs outside the swarm: it reaches a task at its node address.
+    swarmAddress: "task",
   };
 }
 
