@@ -12,7 +12,7 @@
 // per check and `release-check: N passed, N failed` last; exit 1 if any failed.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,11 +22,16 @@ const flag = (name) => process.argv.slice(2).includes(name);
 const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
 
 let passed = 0;
-let failed = 0;
 let warned = 0;
-function report(ok, what, detail = "") {
+/** The checks that failed, by what they checked; `scope` marks the registry-name checks. */
+const failures = [];
+let failed = 0;
+function report(ok, what, detail = "", { scope = false } = {}) {
   if (ok) passed++;
-  else failed++;
+  else {
+    failed++;
+    failures.push({ what, scope });
+  }
   const body = detail && !ok ? `\n${detail.trimEnd().replace(/^/gm, "    ")}` : "";
   console.log(`${ok ? "ok" : "not ok"} - ${what}${body}`);
   return ok;
@@ -73,10 +78,14 @@ function promisedFiles(pkg) {
 }
 
 /** The tarball's contents against its package.json and the versions being released. */
-function inspect(name, files, pkg, versions) {
+function inspect(name, dir, files, pkg, versions) {
   const has = (file) => files.includes(file);
   report(has("package.json") && has("README.md"), `${name}: package.json and README.md packed`);
-  if (!has("CHANGELOG.md")) warn(`${name}: no CHANGELOG.md yet (written by \`changeset version\`)`);
+  // Before the first `changeset version` there is none to pack; once a package has one, its
+  // users must get it (npm packs it only when `files` lists it).
+  if (existsSync(join(dir, "CHANGELOG.md")))
+    report(has("CHANGELOG.md"), `${name}: CHANGELOG.md packed`);
+  else warn(`${name}: no CHANGELOG.md yet (written by \`changeset version\`)`);
   const missing = promisedFiles(pkg).filter((file) => !has(file));
   report(
     missing.length === 0,
@@ -137,12 +146,13 @@ async function checkName(pkg) {
     ours,
     `${pkg.name}: the name on the registry is this project's`,
     `it belongs to another project: "${info.description ?? ""}" (${info["repository.url"] ?? "no repository"}), versions ${versions}`,
+    { scope: true },
   );
 }
 
 async function checkPackage({ dir, pkg }, into, versions) {
   const name = `${pkg.name}@${pkg.version}`;
-  await checkName(pkg);
+  const nameIsOurs = await checkName(pkg);
   const packed = await run("npm", ["pack", "--json", "--pack-destination", into], join(repo, dir));
   if (!report(packed.code === 0, `${name}: npm pack`, packed.output)) return;
   const [info] = JSON.parse(packed.output.slice(packed.output.indexOf("[")));
@@ -150,14 +160,23 @@ async function checkPackage({ dir, pkg }, into, versions) {
   console.log(
     `     ${info.filename}: ${info.size} bytes packed, ${info.unpackedSize} unpacked, ${files.length} files`,
   );
-  inspect(name, files, pkg, versions);
+  inspect(name, join(repo, dir), files, pkg, versions);
   const tarball = join(into, info.filename);
   const published = await run("npm", ["publish", "--dry-run", "--ignore-scripts", tarball]);
   const ok = published.code === 0 && published.output.includes(`+ ${name}`);
+  // Under a name another project owns, the registry's answer is about their versions (npm will
+  // not tag ours `latest` below their highest): part of the scope problem, said as such.
+  const theirs = !ok && !nameIsOurs && /previously published version/.test(published.output);
   report(
     ok,
-    `${name}: npm publish --dry-run (tag ${pkg.publishConfig?.tag ?? "latest"}, access ${pkg.publishConfig?.access ?? "default"})`,
-    published.output,
+    `${name}: npm publish --dry-run (tag ${pkg.publishConfig?.tag ?? "latest"}, access ${pkg.publishConfig?.access ?? "default"})${theirs ? ": refused because of the other project's versions under this name" : ""}`,
+    theirs
+      ? published.output
+          .split("\n")
+          .filter((line) => /npm error/.test(line))
+          .join("\n")
+      : published.output,
+    { scope: theirs },
   );
   report(
     pkg.publishConfig?.access === "public",
@@ -192,6 +211,23 @@ try {
 } catch (error) {
   report(false, "the check itself", String(error?.stack ?? error));
 }
+// Say at the end what blocks the release, so a long log does not hide it: the scope (a name on
+// the registry that another project owns; docs/releasing.md) apart from everything else.
+const scopeFailures = failures.filter((failure) => failure.scope);
+const otherFailures = failures.filter((failure) => !failure.scope);
+const names = new Set(
+  scopeFailures.map((failure) => failure.what.split(":")[0].replace(/@\d.*$/, "")),
+);
+if (scopeFailures.length > 0) {
+  console.log(
+    `blocked by the scope: ${[...names].join(", ")} on the registry belong(s) to another project (${scopeFailures.length} checks failed for it); publishing needs a scope this project owns (docs/releasing.md)`,
+  );
+}
+console.log(
+  otherFailures.length === 0
+    ? `every other check passed${scopeFailures.length > 0 ? " (the packages are otherwise ready to publish)" : ""}`
+    : `other failures: ${otherFailures.map((failure) => failure.what).join("; ")}`,
+);
 console.log(
   `release-check: ${passed} passed, ${failed} failed${warned ? `, ${warned} warnings` : ""}`,
 );

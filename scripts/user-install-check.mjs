@@ -11,12 +11,14 @@
 //
 //   node scripts/user-install-check.mjs [--skip-build] [--lines default,oldest] [--keep]
 //
-// The created project asks for `^<the CLI's version>` of @platform/*; the registry has no such
-// release while we test it, so the check stands in for the registry: it first checks that each
-// range is one the packed version satisfies, then points those ranges (and, through
-// `overrides`, every package's own @platform dependencies) at the tarballs. Nothing here names a
-// version, so it works the same before and after a release bump. Prints one line per check and
-// `user-install: N passed, N failed` last; exit 1 if any failed.
+// The created project asks for `^<each package's own version>` of @platform/* (the SDK's for the
+// SDK, the CLI's for the CLI); the registry has no such release while we test it, so the check
+// stands in for the registry: it first checks that each range is one that package's packed
+// version satisfies, then points those ranges (and, through `overrides`, every package's own
+// @platform dependencies) at the tarballs. Nothing here names a version, so it works the same
+// before and after a release bump. The created challenge's `GET /version` must report the
+// packed SDK's version. Prints one line per check and `user-install: N passed, N failed` last;
+// exit 1 if any failed.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -303,7 +305,7 @@ async function projectScripts(project, env, label) {
 }
 
 /** Its `platform dev` until ready, one request through the master, then a clean stop. */
-async function projectDev(root, project, env, label) {
+async function projectDev(root, project, packed, env, label) {
   const cli = join(project, "node_modules/.bin/platform");
   const child = spawn(cli, ["dev", "--port", "0", "--json", "--data-dir", join(root, "dev-data")], {
     cwd: project,
@@ -337,18 +339,41 @@ async function projectDev(root, project, env, label) {
     `${label}: platform dev in the created project until ready`,
     started ? "" : output,
   );
-  if (started)
+  if (started) {
     report(
       answer.startsWith("200 "),
       `${label}: GET /challenges/user-chal/v1/task through its master`,
       answer,
     );
+    await reportedVersions(started, packed, label);
+  }
   child.kill("SIGTERM");
   const [code] = await closed;
   report(
     code === 0,
     `${label}: platform dev stops cleanly on SIGTERM (exit ${code})`,
     code === 0 ? "" : output,
+  );
+}
+
+/**
+ * The challenge's own `GET /version` (the proxy blocks it; asked at its internal URL): the SDK's
+ * version as the installed tarball's package.json says, beside the challenge's own.
+ */
+async function reportedVersions(started, packed, label) {
+  const challenge = started.challenges?.find((item) => item.slug === "user-chal");
+  const sdk = packed.get("@platform/challenge-sdk")?.version;
+  let body = null;
+  try {
+    const response = await fetch(`${challenge?.internal_url}/version`);
+    body = await response.json();
+  } catch (error) {
+    body = { error: String(error) };
+  }
+  report(
+    body?.sdk_version === sdk && body?.challenge_version === challenge?.version,
+    `${label}: the created challenge's GET /version reports sdk_version ${sdk} and challenge_version ${challenge?.version}`,
+    JSON.stringify(body),
   );
 }
 
@@ -420,7 +445,7 @@ async function checkLine(line, packed, measure) {
       const project = await createProject(root, host, packed, env, label);
       if (project) {
         await projectScripts(project, env, label);
-        await projectDev(root, project, env, label);
+        await projectDev(root, project, packed, env, label);
       }
     }
     if (measure) await sdkInstallSize(root, packed, env);

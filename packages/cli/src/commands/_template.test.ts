@@ -14,6 +14,11 @@ import {
 } from "./_template.js";
 
 const repoTemplate = fileURLToPath(new URL("../../../../templates/challenge/", import.meta.url));
+const versionTable: Record<string, string> = {
+  "@platform/challenge-sdk": "2.3.4",
+  "@platform/cli": "5.6.7",
+};
+const versions = (name: string) => versionTable[name] ?? "0.0.0-unknown";
 const identity = {
   slug: "my-chal",
   name: "My Chal",
@@ -59,7 +64,7 @@ describe("finding the template", () => {
 });
 
 describe("rewriting", () => {
-  it("sets package.json's name and @platform/* ranges, and nothing else of it", () => {
+  it("sets package.json's name and each @platform/* range to its own package's version", () => {
     const source = Buffer.from(
       JSON.stringify({
         name: "shortest-tour",
@@ -68,14 +73,15 @@ describe("rewriting", () => {
         devDependencies: { "@platform/cli": "^0.0.0", vitest: "^4.1.0" },
       }),
     );
+    // Distinct versions: an SDK range taken from the CLI's version (or the reverse) fails here.
     const out = JSON.parse(
-      rewriteFile("package.json", source, identity, "2.3.4").toString(),
+      rewriteFile("package.json", source, identity, versions).toString(),
     ) as Record<string, unknown>;
     expect(out).toEqual({
       name: "my-chal",
       scripts: { test: "vitest run" },
       dependencies: { "@platform/challenge-sdk": "^2.3.4", other: "1.0.0" },
-      devDependencies: { "@platform/cli": "^2.3.4", vitest: "^4.1.0" },
+      devDependencies: { "@platform/cli": "^5.6.7", vitest: "^4.1.0" },
     });
   });
 
@@ -90,15 +96,15 @@ describe("rewriting", () => {
       }),
     );
     const out = JSON.parse(
-      rewriteFile("challenge.config.json", source, identity, "0.0.0").toString(),
+      rewriteFile("challenge.config.json", source, identity, versions).toString(),
     ) as unknown;
     expect(out).toEqual({ ...identity, description: "d" });
   });
 
   it("copies every other file byte for byte", () => {
     const bytes = Buffer.from([0, 1, 2, 255, 10]);
-    expect(rewriteFile("src/challenge.ts", bytes, identity, "0.0.0")).toBe(bytes);
-    expect(rewriteFile("test/package.json", bytes, identity, "0.0.0")).toBe(bytes);
+    expect(rewriteFile("src/challenge.ts", bytes, identity, versions)).toBe(bytes);
+    expect(rewriteFile("test/package.json", bytes, identity, versions)).toBe(bytes);
   });
 
   it("renames _gitignore to .gitignore, in any folder", () => {
@@ -137,7 +143,7 @@ describe("writing a project", () => {
       ["_gitignore", "challenge.config.json", "package.json", join("src", "challenge.ts")].sort(),
     );
     const out = join(mkdtempSync(join(tmpdir(), "cli-out-")), "project");
-    const written = writeProject(template, out, identity, "0.0.0");
+    const written = writeProject(template, out, identity, versions);
     expect(written).toEqual(
       [".gitignore", "challenge.config.json", "package.json", join("src", "challenge.ts")].sort(),
     );

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isSlug, SLUG_MAX_LENGTH, SLUG_PATTERN } from "@platform/core";
+import type { PlatformVersions } from "./_platform-versions.js";
 import { CliError } from "./_shared.js";
 
 // Where the template sits relative to this code, first match wins: the built CLI carries a copy
@@ -88,15 +89,15 @@ export function targetPath(file: string): string {
 }
 
 /**
- * The only rewrites: package.json's "name" (the slug) and its @platform/* ranges (`^` this CLI's
- * version, since the packages are released together), and the identity in challenge.config.json.
+ * The only rewrites: package.json's "name" (the slug) and its @platform/* ranges (`^` each
+ * package's own released version, from `versions`), and the identity in challenge.config.json.
  * Everything else is copied byte for byte.
  */
 export function rewriteFile(
   file: string,
   content: Buffer,
   identity: ProjectIdentity,
-  platformVersion: string,
+  versions: PlatformVersions,
 ): Buffer {
   if (file === "package.json") {
     const pkg = JSON.parse(content.toString("utf8")) as Record<string, unknown>;
@@ -104,7 +105,7 @@ export function rewriteFile(
     for (const field of ["dependencies", "devDependencies", "peerDependencies"]) {
       const deps = pkg[field] as Record<string, string> | undefined;
       for (const dep of Object.keys(deps ?? {})) {
-        if (dep.startsWith("@platform/")) deps![dep] = `^${platformVersion}`;
+        if (dep.startsWith("@platform/")) deps![dep] = `^${versions(dep)}`;
       }
     }
     return Buffer.from(`${JSON.stringify(pkg, null, 2)}\n`);
@@ -127,18 +128,13 @@ export function writeProject(
   templateDir: string,
   outDir: string,
   identity: ProjectIdentity,
-  platformVersion: string,
+  versions: PlatformVersions,
 ): string[] {
   const written: string[] = [];
   for (const file of templateFiles(templateDir)) {
     const target = join(outDir, targetPath(file));
     mkdirSync(dirname(target), { recursive: true });
-    const content = rewriteFile(
-      file,
-      readFileSync(join(templateDir, file)),
-      identity,
-      platformVersion,
-    );
+    const content = rewriteFile(file, readFileSync(join(templateDir, file)), identity, versions);
     writeFileSync(target, content, { mode: statSync(join(templateDir, file)).mode & 0o777 });
     written.push(relative(outDir, target));
   }

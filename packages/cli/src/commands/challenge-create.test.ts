@@ -29,6 +29,15 @@ describe("platform challenge create", () => {
     expect(read(out, ".gitignore")).toBe(read(template, "_gitignore"));
 
     expect(readJson(out, "package.json")["name"]).toBe("my-chal");
+    // Each @platform dependency at its own package's released version, not the CLI's for all.
+    const own = (dir: string) =>
+      `^${readJson(fileURLToPath(new URL(`../../../${dir}/`, import.meta.url)), "package.json")["version"]}`;
+    expect(readJson(out, "package.json")["dependencies"]).toMatchObject({
+      "@platform/challenge-sdk": own("challenge-sdk"),
+    });
+    expect(readJson(out, "package.json")["devDependencies"]).toMatchObject({
+      "@platform/cli": own("cli"),
+    });
     expect(readJson(out, "challenge.config.json")).toEqual({
       ...readJson(template, "challenge.config.json"),
       slug: "my-chal",

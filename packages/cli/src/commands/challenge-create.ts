@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { defineCommand } from "citty";
-import { CLI_VERSION } from "../version.js";
+import { installedPlatformVersions } from "./_platform-versions.js";
 import { CliError, jsonFlag, print, runCommand } from "./_shared.js";
 import {
   findTemplateDir,
@@ -78,7 +78,7 @@ export default defineCommand({
           );
         }
       }
-      const files = writeProject(findTemplateDir(), out, identity, CLI_VERSION);
+      const files = writeProject(findTemplateDir(), out, identity, installedPlatformVersions());
       const fromHere = relative(process.cwd(), out);
       const where = fromHere === "" ? "." : fromHere.startsWith("..") ? out : fromHere;
       print(args.json, { ...identity, dir: out, files }, () =>
