@@ -176,7 +176,9 @@ describe.skipIf(why !== null && !isCi())(
 
     afterAll(async () => {
       if (env) {
-        // The challenge's container is the master's, not Compose's: it holds the network.
+        // The challenge's container is the master's, not Compose's: it holds the network. The
+        // master first, or its reconciler starts the container again in between.
+        await compose(["stop", "--timeout", "5", "master"]);
         await run("docker", ["rm", "-f", `platform-challenge-${slug}`], env);
         const down = ["down", "--volumes", "--remove-orphans", "--timeout", "5"];
         await compose(["--profile", "validator", ...down]);
