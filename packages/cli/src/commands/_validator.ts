@@ -33,10 +33,12 @@ export async function openValidatorDatabase(args: {
   "database-url"?: string;
 }) {
   const { openDatabase, migrate } = await import("@platform/core");
-  const { validatorMigrations } = await import("@platform/chain");
   const url = args["database-url"] || process.env.DATABASE_URL;
   const dataDir = validatorDataDir(args);
   const database = await openDatabase(url ? { url } : { dataDir: dataDir ?? "" });
+  // The chain package (@polkadot/api) only once the database is ours: a status beside a running
+  // validator finds the lock first, and reads its status file without loading it.
+  const { validatorMigrations } = await import("@platform/chain");
   await migrate(database.sql, { namespace: "validator", migrations: await validatorMigrations() });
   return database;
 }

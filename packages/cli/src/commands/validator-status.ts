@@ -29,7 +29,6 @@ export default defineCommand({
       const limit = Math.min(Math.max(Number.parseInt(args.limit, 10) || 10, 1), 1000);
       const parsed = args.netuid === undefined ? undefined : Number.parseInt(args.netuid, 10);
       const netuid = parsed === undefined || Number.isNaN(parsed) ? undefined : parsed;
-      const { SubmissionStore } = await import("@platform/chain");
       const { DataDirLockedError } = await import("@platform/core");
       let database: Awaited<ReturnType<typeof openValidatorDatabase>>;
       try {
@@ -41,6 +40,7 @@ export default defineCommand({
         return runningStatus(dataDir, { limit, netuid, json: args.json });
       }
       try {
+        const { SubmissionStore } = await import("@platform/chain");
         const rows = await new SubmissionStore(database.sql).recent({
           limit,
           ...(netuid === undefined ? {} : { netuid }),
