@@ -4,7 +4,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -103,4 +103,14 @@ export async function writeSecrets(prefix: string, secrets = freshSecrets()) {
     DOCKER_GID: gid.stdout.trim(),
   };
   return { dir, secrets, env };
+}
+
+/**
+ * The address of Docker's default bridge on this host (docker0), where `host.docker.internal`
+ * (`host-gateway`) points inside the containers: a server in the test process bound there is
+ * reachable from the deployment and from nothing outside this host. 0.0.0.0 without a docker0.
+ */
+export function dockerBridgeAddress(): string {
+  const docker0 = networkInterfaces()["docker0"] ?? [];
+  return docker0.find((address) => address.family === "IPv4")?.address ?? "0.0.0.0";
 }

@@ -1,19 +1,26 @@
 // The deployment to copy (deploy/docker-compose.yml), brought up on this machine's Docker engine
 // with docker-compose, as an operator would: the images deploy/build-images.sh made, secrets as
 // files, the master's Docker socket. Checks what docs/deploying.md promises: /readyz, the admin
-// listener on loopback only, a registered challenge answering through the proxy, no secret in the
-// containers' configuration or logs, and a dump restored into a wiped database. Needs
+// listener on loopback only, a registered challenge answering through the proxy, the validator
+// profile setting the master's weights on a local subtensor (step 8, checked on chain), no secret
+// in the containers' configuration or logs, and a dump restored into a wiped database. Needs
 // docker-compose, platform/master:local, platform/postgres:local and the test challenge image;
 // without them it is skipped, loudly, and under CI it fails.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { type LocalSubtensor, startLocalSubtensor } from "@platform/chain/local";
+import { createLogger, initCrypto, keypairFromMnemonic } from "@platform/core";
 import { isCi } from "@platform/core/testing";
+import { ApiPromise, WsProvider } from "@polkadot/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CHALLENGE_IMAGE,
   DEPLOY,
+  dockerBridgeAddress,
   eventually,
   freePort,
   freshSecrets,
@@ -24,6 +31,25 @@ import {
 } from "./_deploy-test-kit.js";
 
 const COMPOSE_FILE = join(DEPLOY, "docker-compose.yml");
+// Public test phrases (substrate's development phrase and a BIP-39 test vector), never real keys.
+const VALIDATOR_PHRASE = "bottom drive obey lake curtain smoke basket hold race lonely fit walk";
+const MINER_PHRASE = "legal winner thank year wave sausage worth useful legal winner thank yellow";
+const NETUID = 2;
+
+/** A challenge run outside the master (`metadata.managed: false`): its get_weights only. */
+async function serveWeights(host: string, slug: string, weights: Record<string, number>) {
+  const server = createServer((request, response) => {
+    if (request.url !== "/internal/v1/get_weights") {
+      response.statusCode = 404;
+      response.end();
+      return;
+    }
+    response.setHeader("content-type", "application/json");
+    response.end(JSON.stringify({ challenge_slug: slug, epoch: null, weights }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return server;
+}
 
 /** Why the suite cannot run here, or null when it can. */
 function missing(): string | null {
@@ -47,11 +73,20 @@ describe.skipIf(why !== null && !isCi())(
     const id = randomBytes(4).toString("hex");
     const project = `platform-deploy-${id}`;
     const slug = `deploy-${id}`;
-    const secrets = freshSecrets();
+    const weightsSlug = `weights-${id}`;
+    const secrets: Record<string, string> & ReturnType<typeof freshSecrets> = freshSecrets();
     let dir: string;
     let env: NodeJS.ProcessEnv;
     let publicUrl: string;
     let adminUrl: string;
+    // A local subtensor and the weights challenge on Docker's bridge: the containers reach them
+    // as host.docker.internal (the Compose file's host-gateway), this process at `reach`.
+    const bridge = dockerBridgeAddress();
+    const reach = bridge === "0.0.0.0" ? "127.0.0.1" : bridge;
+    let chain: LocalSubtensor | undefined;
+    let weightsServer: Server | undefined;
+    let validator: string;
+    let miner: string;
 
     const compose = (args: string[], input?: Buffer) =>
       run("docker-compose", ["-p", project, "-f", COMPOSE_FILE, ...args], env, input);
@@ -94,6 +129,29 @@ describe.skipIf(why !== null && !isCi())(
 
     beforeAll(async () => {
       if (why) throw new Error(`CI but the Compose deployment cannot run: ${why}`);
+      await initCrypto();
+      [validator, miner] = [VALIDATOR_PHRASE, MINER_PHRASE].map(
+        (phrase) => keypairFromMnemonic(phrase).address,
+      ) as [string, string];
+      chain = await startLocalSubtensor({
+        host: bridge,
+        blockMs: 250,
+        log: createLogger({ name: "local-subtensor", level: "error", write: () => {} }),
+        // set_weights straight away (commit-reveal is the chain's business, tested in packages/).
+        subnetDefaults: {
+          CommitRevealWeightsEnabled: false,
+          WeightsSetRateLimit: 0,
+          MinAllowedWeights: 1,
+        },
+      });
+      await chain.registerNeuron(NETUID, validator, true);
+      await chain.registerNeuron(NETUID, miner);
+      weightsServer = await serveWeights(bridge, weightsSlug, { [miner]: 1 });
+      // The validator's hotkey as a Bittensor wallet hotkey file (docs/deploying.md, step 3).
+      secrets.validator_hotkey = JSON.stringify({
+        secretPhrase: VALIDATOR_PHRASE,
+        ss58Address: validator,
+      });
       const written = await writeSecrets("platform-deploy-", secrets);
       dir = written.dir;
       const [publicPort, adminPort] = [await freePort(), await freePort()];
@@ -106,6 +164,10 @@ describe.skipIf(why !== null && !isCi())(
         PLATFORM_ADMIN_PUBLISH_PORT: String(adminPort),
         PLATFORM_DOCKER_NETWORK: project,
         PLATFORM_IMAGE_ALLOWLIST: "platform-test/",
+        // deploy/.env as docs/deploying.md step 4 writes it, pointed at the local subtensor.
+        PLATFORM_CHAIN_ENDPOINTS: `ws://host.docker.internal:${chain.port}`,
+        PLATFORM_NETUID: String(NETUID),
+        PLATFORM_METAGRAPH: "chain",
         COMPOSE_PROJECT_NAME: project,
         COMPOSE_FILE,
       };
@@ -113,11 +175,19 @@ describe.skipIf(why !== null && !isCi())(
     }, 120_000);
 
     afterAll(async () => {
-      if (!env) return;
-      // The challenge's container is the master's, not Compose's: it holds the network.
-      await run("docker", ["rm", "-f", `platform-challenge-${slug}`], env);
-      await compose(["down", "--volumes", "--remove-orphans", "--timeout", "5"]);
-      rmSync(dir, { recursive: true, force: true });
+      if (env) {
+        // The challenge's container is the master's, not Compose's: it holds the network. The
+        // master first, or its reconciler starts the container again in between.
+        await compose(["stop", "--timeout", "5", "master"]);
+        await run("docker", ["rm", "-f", `platform-challenge-${slug}`], env);
+        const down = ["down", "--volumes", "--remove-orphans", "--timeout", "5"];
+        await compose(["--profile", "validator", ...down]);
+        rmSync(dir, { recursive: true, force: true });
+      }
+      await new Promise((resolve) =>
+        weightsServer ? weightsServer.close(resolve) : resolve(null),
+      );
+      await chain?.close();
     }, 120_000);
 
     it("comes up ready: the database, the registry and the Docker engine through the socket", async () => {
@@ -170,10 +240,122 @@ describe.skipIf(why !== null && !isCi())(
       expect(await listed()).toContain(slug);
     }, 120_000);
 
+    it("runs the validator profile: the master's weights set on chain by the validator's hotkey (step 8)", async () => {
+      // A challenge with weights (run outside the master: it starts no container for it).
+      const created = await admin("/v1/admin/challenges", {
+        method: "POST",
+        body: JSON.stringify({
+          slug: weightsSlug,
+          name: "Deployment weights",
+          image: CHALLENGE_IMAGE,
+          version: "1",
+          emission_percent: 90,
+          status: "active",
+          internal_base_url: `http://host.docker.internal:${(weightsServer?.address() as AddressInfo | undefined)?.port}`,
+          metadata: { managed: false },
+        }),
+      });
+      expect(created.status, await created.clone().text()).toBe(201);
+      const collected = await admin("/v1/admin/weights/collect", { method: "POST", body: "{}" });
+      expect(collected.status, await collected.clone().text()).toBe(200);
+      // Step 8 as written: the snapshot, then the validator profile.
+      const latest = (await (await fetch(`${publicUrl}/v1/weights/latest`)).json()) as {
+        hotkeys: Record<string, number>;
+      };
+      expect(latest.hotkeys[miner]).toBeGreaterThan(0);
+      const api = await ApiPromise.create({
+        provider: new WsProvider(`ws://${reach}:${chain?.port}`),
+        noInitWarn: true,
+      });
+      try {
+        await composeOk(["--profile", "validator", "up", "-d"]);
+        const validatorLogs = async () =>
+          (
+            await compose([
+              "--profile",
+              "validator",
+              "logs",
+              "--no-color",
+              "--tail",
+              "30",
+              "validator",
+            ])
+          ).stdout.toString();
+
+        // The chain's word first: the Weights of the validator's uid (0) are the snapshot's, the
+        // miner (uid 1) max-upscaled (the page challenge's tenth, which it cannot collect, is
+        // burned to uid 0).
+        const onChain = await eventually("the validator's weights on chain", 90_000, async () => {
+          const weights = await api.query["subtensorModule"]?.["weights"]?.(NETUID, 0);
+          const pairs = weights?.toJSON() as [number, number][] | undefined;
+          if (!pairs?.length) throw new Error("no weights for uid 0 yet");
+          return pairs;
+        }).catch(async (error: Error) => {
+          throw new Error(`${error.message}\n${await validatorLogs()}`);
+        });
+        // (Without the page challenge of the test before, the whole vector is the miner's.)
+        expect(onChain).toEqual(expect.arrayContaining([[1, 65_535]]));
+
+        // The validator's own record, read in its running container (from status.json: the run
+        // holds its embedded database), as step 8 shows it.
+        const status = await eventually("platform validator status showed it", 30_000, async () => {
+          const out = await compose([
+            "exec",
+            "-T",
+            "validator",
+            "platform",
+            "validator",
+            "status",
+            "--data-dir",
+            "/var/lib/platform/validator",
+          ]);
+          const text = out.stdout.toString();
+          if (!/last confirmed: block #\d+/.test(text)) throw new Error(`${out.stderr}${text}`);
+          return text;
+        });
+        expect(status).toMatch(/^\(the validator is running, process \d+: its submissions as of /);
+        expect(status).toMatch(
+          new RegExp(`last confirmed: block #\\d+ .*netuid 2, uid 0, ${onChain.length} weights`),
+        );
+        const row = /set finalized\s+block #(\d+) (0x[0-9a-f]{64})/.exec(status);
+        expect(row, status).not.toBeNull();
+        const [, blockNumber, extrinsicHash] = row as unknown as [string, string, string];
+
+        // And that confirmation is the chain's: the block holds that set_weights, signed by the
+        // validator's hotkey.
+        const hash = await api.rpc.chain.getBlockHash(Number(blockNumber));
+        const block = await api.rpc.chain.getBlock(hash);
+        const extrinsic = block.block.extrinsics.find((e) => e.hash.toHex() === extrinsicHash);
+        expect(extrinsic, `extrinsic ${extrinsicHash} in block #${blockNumber}`).toBeDefined();
+        expect(extrinsic?.signer.toString()).toBe(validator);
+        expect(`${extrinsic?.method.section}.${extrinsic?.method.method}`).toBe(
+          "subtensorModule.setWeights",
+        );
+      } finally {
+        await api.disconnect();
+      }
+
+      // The master's chain view: the metagraph it read, where the miner is uid 1.
+      const view = (await (
+        await fetch(`${publicUrl}/v1/weights/chain?hotkey=${miner}`)
+      ).json()) as {
+        netuid: number;
+        uid: number | null;
+        metagraph: { hotkeys: number } | null;
+      };
+      expect(view).toMatchObject({ netuid: NETUID, uid: 1, metagraph: { hotkeys: 2 } });
+    }, 180_000);
+
     it("keeps every secret out of the containers' configuration and logs", async () => {
-      const values = [secrets.admin_token, secrets.master_key, secrets.postgres_password];
-      for (const service of ["master", "postgres", "backup"]) {
-        const ids = (await composeOk(["ps", "-q", service])).stdout.toString().trim();
+      const values = [
+        secrets.admin_token,
+        secrets.master_key,
+        secrets.postgres_password,
+        VALIDATOR_PHRASE,
+      ];
+      for (const service of ["master", "postgres", "backup", "validator"]) {
+        const ps = ["--profile", "validator", "ps", "-q", service];
+        const ids = (await composeOk(ps)).stdout.toString().trim();
         const config = (await run("docker", ["inspect", ids], env)).stdout.toString();
         const logs = await run("docker", ["logs", ids], env);
         for (const value of values) {

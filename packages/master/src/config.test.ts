@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { ConfigError as CoreConfigError } from "@platform/core";
+import { ConfigError as CoreConfigError, createLogger } from "@platform/core";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadMasterConfig } from "./config.js";
 
@@ -274,5 +274,132 @@ describe("loadMasterConfig", () => {
     expect(noNetuid.issues).toEqual([
       { variable: "PLATFORM_NETUID", message: "is required with PLATFORM_CHAIN_ENDPOINTS" },
     ]);
+  });
+
+  describe("the database URL, from the environment or from secret files", () => {
+    const secretFile = (name: string, content: string) => {
+      const file = join(mkdtempSync(join(tmpdir(), "master-config-db-")), name);
+      writeFileSync(file, content);
+      return file;
+    };
+    const URL_PASSWORD = "url-pa55word-0123";
+
+    it("reads DATABASE_URL_FILE (trimmed), and waits 60 s for the server unless told", () => {
+      const file = secretFile("database_url", `postgres://app:${URL_PASSWORD}@db:5432/app\n`);
+      const config = loadMasterConfig({}, { ADMIN_TOKEN, DATABASE_URL_FILE: file });
+      expect(config.databaseUrl).toBe(`postgres://app:${URL_PASSWORD}@db:5432/app`);
+      expect(config.databaseWaitSeconds).toBe(60);
+      const told = { ADMIN_TOKEN, PLATFORM_DATABASE_WAIT_SECONDS: "5" };
+      expect(loadMasterConfig({}, told).databaseWaitSeconds).toBe(5);
+    });
+
+    it("refuses DATABASE_URL (or --database-url) and DATABASE_URL_FILE at once, without either value", () => {
+      const file = secretFile("database_url", `postgres://app:${URL_PASSWORD}@db/app\n`);
+      const both = configError(() =>
+        loadMasterConfig(
+          {},
+          {
+            ADMIN_TOKEN,
+            DATABASE_URL: "postgres://app:other-secret@db/app",
+            DATABASE_URL_FILE: file,
+          },
+        ),
+      );
+      expect(both.issues).toEqual([
+        {
+          variable: "DATABASE_URL_FILE",
+          message: expect.stringContaining("set together with DATABASE_URL: set only one"),
+        },
+      ]);
+      expect(both.message).not.toContain(URL_PASSWORD);
+      expect(both.message).not.toContain("other-secret");
+      const flag = configError(() =>
+        loadMasterConfig(
+          { databaseUrl: "postgres://app@db/app" },
+          { ADMIN_TOKEN, DATABASE_URL_FILE: file },
+        ),
+      );
+      expect(flag.issues[0]?.message).toContain("set together with --database-url");
+    });
+
+    it("refuses a URL file that cannot be read or holds no postgres URL, never printing its content", () => {
+      const missing = configError(() =>
+        loadMasterConfig({}, { ADMIN_TOKEN, DATABASE_URL_FILE: "/nonexistent/database_url" }),
+      );
+      expect(missing.issues).toEqual([
+        {
+          variable: "DATABASE_URL_FILE",
+          message: "/nonexistent/database_url cannot be read (ENOENT)",
+        },
+      ]);
+      const junk = secretFile("database_url", `mysql://root:${URL_PASSWORD}@db/app\n`);
+      const wrong = configError(() =>
+        loadMasterConfig({}, { ADMIN_TOKEN, DATABASE_URL_FILE: junk }),
+      );
+      expect(wrong.issues[0]).toMatchObject({
+        variable: "DATABASE_URL_FILE",
+        message: expect.stringContaining("does not hold a postgres:// or postgresql:// URL"),
+      });
+      expect(wrong.message).not.toContain(URL_PASSWORD);
+    });
+
+    it("puts DATABASE_PASSWORD_FILE's first line, percent-encoded, into a URL given without a password", () => {
+      const password = "p@ss:/w?rd#%";
+      const file = secretFile("postgres_password", `${password}\nignored second line\n`);
+      for (const source of [
+        { DATABASE_URL: "postgres://platform@postgres:5432/platform" },
+        { DATABASE_URL_FILE: secretFile("url", "postgres://platform@postgres:5432/platform\n") },
+      ]) {
+        const config = loadMasterConfig(
+          {},
+          { ADMIN_TOKEN, ...source, DATABASE_PASSWORD_FILE: file },
+        );
+        const url = new URL(config.databaseUrl ?? "");
+        expect(decodeURIComponent(url.password)).toBe(password);
+        expect(url).toMatchObject({ username: "platform", hostname: "postgres", port: "5432" });
+        expect(url.pathname).toBe("/platform");
+      }
+      // Read from a file, the password is also one the logger cuts out of every line.
+      const lines: string[] = [];
+      const log = createLogger({ name: "config-test", write: (line) => lines.push(line) });
+      log.error("a driver said", { detail: `password ${password} refused` });
+      expect(lines.join("\n")).not.toContain(password);
+    });
+
+    it("refuses DATABASE_PASSWORD_FILE without a URL, with a URL that has a password, or empty", () => {
+      const file = secretFile("postgres_password", "s3cret-password\n");
+      const issue = (env: Record<string, string>) =>
+        configError(() =>
+          loadMasterConfig({}, { ADMIN_TOKEN, DATABASE_PASSWORD_FILE: file, ...env }),
+        ).issues;
+      expect(issue({})).toEqual([
+        {
+          variable: "DATABASE_PASSWORD_FILE",
+          message: expect.stringContaining("needs DATABASE_URL"),
+        },
+      ]);
+      expect(issue({ DATABASE_URL: "postgres://platform:other@postgres/platform" })).toEqual([
+        {
+          variable: "DATABASE_PASSWORD_FILE",
+          message: "is set but DATABASE_URL carries a password too: keep only the file",
+        },
+      ]);
+      expect(issue({ DATABASE_URL: "postgres://postgres/platform" })[0]?.variable).toBe(
+        "DATABASE_URL",
+      );
+      const empty = secretFile("postgres_password", "\n");
+      expect(
+        configError(() =>
+          loadMasterConfig(
+            {},
+            {
+              ADMIN_TOKEN,
+              DATABASE_URL: "postgres://platform@db/p",
+              DATABASE_PASSWORD_FILE: empty,
+            },
+          ),
+        ).issues,
+      ).toEqual([{ variable: "DATABASE_PASSWORD_FILE", message: `${empty} is empty` }]);
+    });
   });
 });

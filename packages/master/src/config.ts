@@ -7,6 +7,7 @@ import {
 } from "@platform/challenge-sdk/sandbox";
 import { ConfigError, type ConfigIssue, loadAdminToken, readEnvironment } from "@platform/core";
 import { type Static, Type } from "@sinclair/typebox";
+import { readDatabaseUrl } from "./database-url.js";
 import { loadMetricsTokenHash } from "./ops/metrics-token.js";
 import { type ImagePolicy, PRODUCTION_IMAGE_POLICY } from "./registry/image-policy.js";
 import type { InternalUrlPolicy } from "./registry/internal-url-policy.js";
@@ -22,8 +23,17 @@ export interface MasterConfig {
    */
   adminHost: string;
   adminPort: number;
-  /** A postgres:// URL; without it, the embedded database under `dataDir`. */
+  /**
+   * A postgres:// URL (DATABASE_URL, or the file DATABASE_URL_FILE names, with the password of
+   * DATABASE_PASSWORD_FILE put in); without it, the embedded database under `dataDir`. It may
+   * hold a password: never log it (core's `redactDatabaseUrl`).
+   */
   databaseUrl?: string;
+  /**
+   * How long the master waits at start for PostgreSQL to accept connections (seconds): a fresh
+   * deployment starts it beside the database. 0 tries once.
+   */
+  databaseWaitSeconds: number;
   /** Where the embedded database and the generated master key live (default ./.platform). */
   dataDir: string;
   adminToken: string;
@@ -207,6 +217,16 @@ const MasterEnvironment = Type.Object({
   ),
   PLATFORM_DATA_DIR: text("embedded database and master key", ".platform"),
   DATABASE_URL: optionalText("PostgreSQL URL", "^postgres(ql)?://"),
+  DATABASE_URL_FILE: optionalText("a file holding the PostgreSQL URL (a secret)"),
+  DATABASE_PASSWORD_FILE: optionalText(
+    "a file whose first line is the password of DATABASE_URL (given without one)",
+  ),
+  PLATFORM_DATABASE_WAIT_SECONDS: int(
+    0,
+    60,
+    "how long to wait at start for PostgreSQL to accept connections; 0 tries once",
+    3600,
+  ),
   PLATFORM_NETWORK: text("network in the public registry", "platform"),
   PLATFORM_MASTER_UID: int(0, 0, "master_uid in the public registry"),
   PLATFORM_IMAGE_ALLOWLIST: optionalText("comma-separated image prefixes the registry accepts"),
@@ -441,7 +461,12 @@ export function loadMasterConfig(
       variable: "PLATFORM_CHALLENGE_BACKEND",
       message: "swarm needs the reconciler: set PLATFORM_RECONCILER=true",
     });
-  if (!read.ok || issues.length > 0) throw new ConfigError(issues, "master configuration");
+  const database = read.ok
+    ? readDatabaseUrl(read.value, flagOf.get("DATABASE_URL") ?? "DATABASE_URL")
+    : undefined;
+  if (database && !database.ok) issues.push(...database.issues);
+  if (!read.ok || !database?.ok || issues.length > 0)
+    throw new ConfigError(issues, "master configuration");
   const e = read.value;
 
   const config: MasterConfig = {
@@ -450,6 +475,7 @@ export function loadMasterConfig(
     adminHost: e.PLATFORM_ADMIN_HOST,
     adminPort: e.PLATFORM_ADMIN_PORT ?? (e.PLATFORM_PORT === 0 ? 0 : e.PLATFORM_PORT + 1),
     dataDir: resolve(e.PLATFORM_DATA_DIR),
+    databaseWaitSeconds: e.PLATFORM_DATABASE_WAIT_SECONDS,
     adminToken,
     network: e.PLATFORM_NETWORK,
     apiVersion: "1.0",
@@ -515,7 +541,7 @@ export function loadMasterConfig(
       swarmAddress: e.PLATFORM_CHALLENGE_SWARM_ADDRESS,
     },
   };
-  if (e.DATABASE_URL) config.databaseUrl = e.DATABASE_URL;
+  if (database.url) config.databaseUrl = database.url;
   if (metricsTokenHash) config.metricsTokenHash = metricsTokenHash;
   if (e.PLATFORM_METAGRAPH && e.PLATFORM_METAGRAPH !== "chain")
     config.weights.metagraph = e.PLATFORM_METAGRAPH;

@@ -6,7 +6,6 @@ import {
   HealthChecks,
   type Logger,
   migrate,
-  openDatabase,
   type RunningServer,
   serve,
   startTracing,
@@ -15,10 +14,11 @@ import { requireAdminToken } from "./admin/admin-auth.js";
 import { registerAdminPages } from "./admin/admin-pages.js";
 import { brokerOf, registerBrokerRoutes } from "./broker/broker-routes.js";
 import { registerChainRoutes } from "./chain/chain-routes.js";
-import { embeddedDatabaseDir, type MasterConfig } from "./config.js";
+import type { MasterConfig } from "./config.js";
 import { registerDashboardRoutes } from "./dashboard/dashboard-routes.js";
 import type { MasterContext } from "./master-context.js";
 import { masterMigrations } from "./migrations.js";
+import { openMasterDatabase } from "./open-master-database.js";
 import { MasterMetrics } from "./ops/master-metrics.js";
 import { registerOperationsRoutes } from "./ops/operations-routes.js";
 import { registerProxyRoutes } from "./proxy/proxy-routes.js";
@@ -95,11 +95,8 @@ export async function createMaster(
   // AsyncLocalStorage stays off and tracing costs the proxy almost nothing (docs/operations.md).
   await startTracing({ serviceName: "platform-master", context: "explicit" });
   const ownsDatabase = !options.database;
-  const database =
-    options.database ??
-    (await openDatabase(
-      config.databaseUrl ? { url: config.databaseUrl } : { dataDir: embeddedDatabaseDir(config) },
-    ));
+  // PostgreSQL may still be starting beside it (a fresh deployment): waited for, bounded.
+  const database = options.database ?? (await openMasterDatabase(config, log));
   try {
     await migrate(database.sql, { namespace: "master", migrations: await masterMigrations() });
   } catch (error) {

@@ -21,17 +21,24 @@ export const validatorDatabaseFlags = {
   },
 } as const;
 
+/** The embedded database's folder, or null when the validator uses a PostgreSQL URL. */
+export function validatorDataDir(args: { "data-dir"?: string; "database-url"?: string }) {
+  if (args["database-url"] || process.env.DATABASE_URL) return null;
+  return args["data-dir"] ?? defaultValidatorDataDir();
+}
+
 /** Open the validator's database (embedded unless a URL is given) with its migrations applied. */
 export async function openValidatorDatabase(args: {
   "data-dir"?: string;
   "database-url"?: string;
 }) {
   const { openDatabase, migrate } = await import("@platform/core");
-  const { validatorMigrations } = await import("@platform/chain");
   const url = args["database-url"] || process.env.DATABASE_URL;
-  const database = await openDatabase(
-    url ? { url } : { dataDir: args["data-dir"] ?? defaultValidatorDataDir() },
-  );
+  const dataDir = validatorDataDir(args);
+  const database = await openDatabase(url ? { url } : { dataDir: dataDir ?? "" });
+  // The chain package (@polkadot/api) only once the database is ours: a status beside a running
+  // validator finds the lock first, and reads its status file without loading it.
+  const { validatorMigrations } = await import("@platform/chain");
   await migrate(database.sql, { namespace: "validator", migrations: await validatorMigrations() });
   return database;
 }

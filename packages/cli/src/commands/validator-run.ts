@@ -3,7 +3,8 @@ import { defineCommand } from "citty";
 import { loadKey } from "./_keystore.js";
 import { masterUrl } from "./_miner.js";
 import { CliError, runCommand } from "./_shared.js";
-import { openValidatorDatabase, validatorDatabaseFlags } from "./_validator.js";
+import { openValidatorDatabase, validatorDatabaseFlags, validatorDataDir } from "./_validator.js";
+import { writeStatusFile } from "./_validator-status-file.js";
 
 /** `platform validator run`: the validator loop, or one confirmed submission with --once. */
 export default defineCommand({
@@ -117,6 +118,20 @@ export default defineCommand({
       say(`validator ${keypair.address} on netuid ${netuid}, weights from ${master}`);
 
       const database = await openValidatorDatabase(args);
+      // The embedded database is this process's alone: `platform validator status` reads the
+      // newest submissions from a file beside it, rewritten after every step of an attempt.
+      const dataDir = validatorDataDir(args);
+      const submissions = new chain.SubmissionStore(database.sql);
+      let statusWrites = Promise.resolve();
+      const recordStatus = () => {
+        if (dataDir === null) return;
+        statusWrites = statusWrites
+          .then(async () => writeStatusFile(dataDir, await submissions.recent({ limit: 50 })))
+          .catch((error: unknown) =>
+            log.warn("cannot write the validator's status file", { error: String(error) }),
+          );
+      };
+      recordStatus(); // what earlier runs left, before this one's first attempt
       if (drandPublicKey) {
         try {
           chain.parseBeaconPublicKey(drandPublicKey);
@@ -149,7 +164,10 @@ export default defineCommand({
           ...(versionKey === undefined ? {} : { versionKey }),
           signal: stop.signal,
           log,
-          onEvent: (event) => say(describeEvent(event)),
+          onEvent: (event) => {
+            say(describeEvent(event));
+            if (event.type !== "prepared" && event.type !== "sent") recordStatus();
+          },
         });
         say(describeOutcome(outcome));
         process.exitCode = outcome.exitCode;
@@ -157,6 +175,7 @@ export default defineCommand({
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
         await client.close();
+        await statusWrites;
         await database.close();
       }
     }),

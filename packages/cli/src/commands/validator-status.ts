@@ -1,6 +1,8 @@
+import type { SubmissionRecord } from "@platform/chain";
 import { defineCommand } from "citty";
 import { jsonFlag, runCommand } from "./_shared.js";
-import { openValidatorDatabase, validatorDatabaseFlags } from "./_validator.js";
+import { openValidatorDatabase, validatorDatabaseFlags, validatorDataDir } from "./_validator.js";
+import { readStatusFile } from "./_validator-status-file.js";
 
 /** `platform validator status`: the validator's last submissions, newest first. */
 export default defineCommand({
@@ -24,50 +26,81 @@ export default defineCommand({
   run: ({ args }) =>
     runCommand(async () => {
       if (args.master) return masterStatus(args.master.replace(/\/+$/, ""), args.json);
-      const { SubmissionStore } = await import("@platform/chain");
-      const database = await openValidatorDatabase(args);
+      const limit = Math.min(Math.max(Number.parseInt(args.limit, 10) || 10, 1), 1000);
+      const parsed = args.netuid === undefined ? undefined : Number.parseInt(args.netuid, 10);
+      const netuid = parsed === undefined || Number.isNaN(parsed) ? undefined : parsed;
+      const { DataDirLockedError } = await import("@platform/core");
+      let database: Awaited<ReturnType<typeof openValidatorDatabase>>;
       try {
-        const limit = Math.min(Math.max(Number.parseInt(args.limit, 10) || 10, 1), 1000);
-        const netuid = args.netuid === undefined ? undefined : Number.parseInt(args.netuid, 10);
+        database = await openValidatorDatabase(args);
+      } catch (error) {
+        // `platform validator run` holds the embedded database: read what it wrote beside it.
+        const dataDir = validatorDataDir(args);
+        if (!(error instanceof DataDirLockedError) || dataDir === null) throw error;
+        return runningStatus(dataDir, { limit, netuid, json: args.json });
+      }
+      try {
+        const { SubmissionStore } = await import("@platform/chain");
         const rows = await new SubmissionStore(database.sql).recent({
           limit,
-          ...(netuid === undefined || Number.isNaN(netuid) ? {} : { netuid }),
+          ...(netuid === undefined ? {} : { netuid }),
         });
-        if (args.json) {
-          process.stdout.write(
-            `${JSON.stringify(rows, (_key, value) => (typeof value === "bigint" ? value.toString() : value))}\n`,
-          );
-          return;
-        }
-        if (rows.length === 0) {
-          process.stdout.write("no submissions yet\n");
-          return;
-        }
-        // A set_weights is confirmed when finalized; a commit when the chain revealed it.
-        const confirmed = rows.find(
-          (row) => row.status === "finalized" || row.status === "revealed",
-        );
-        const landed = confirmed?.commit?.revealBlock ?? confirmed?.finalizedBlock;
-        process.stdout.write(
-          confirmed
-            ? `last confirmed: block #${landed?.number} (${confirmed.updatedAt.toISOString()}), netuid ${confirmed.netuid}, uid ${confirmed.uid ?? "-"}, ${confirmed.uids.length} weights\n`
-            : "last confirmed: none of these\n",
-        );
-        for (const row of rows) {
-          const where = row.commit?.revealBlock ?? row.finalizedBlock ?? row.inBlock;
-          const error = row.errorName
-            ? ` ${row.errorName}${row.errorMessage ? `: ${row.errorMessage}` : ""}`
-            : "";
-          const cause = row.commit?.cause ? ` ${row.commit.cause}` : "";
-          process.stdout.write(
-            `  #${row.id} ${row.createdAt.toISOString()} netuid ${row.netuid} ${row.kind === "commit" ? "commit" : "set"} ${row.status.padEnd(10)} ${where ? `block #${where.number}` : "-"} ${row.extrinsicHash}${error}${cause}\n`,
-          );
-        }
+        printSubmissions(rows, args.json);
       } finally {
         await database.close();
       }
     }),
 });
+
+/** The running validator's status file, filtered as the database would be. */
+async function runningStatus(
+  dataDir: string,
+  options: { limit: number; netuid: number | undefined; json: boolean },
+): Promise<void> {
+  const file = await readStatusFile(dataDir);
+  const rows = (file?.rows ?? [])
+    .filter((row) => options.netuid === undefined || row.netuid === options.netuid)
+    .slice(0, options.limit);
+  if (!options.json)
+    process.stdout.write(
+      file
+        ? `(the validator is running, process ${file.pid}: its submissions as of ${file.writtenAt.toISOString()})\n`
+        : "(the validator is running and has written no status yet)\n",
+    );
+  printSubmissions(rows, options.json);
+}
+
+/** The submissions, newest first: the last confirmed one, then one line each. */
+function printSubmissions(rows: SubmissionRecord[], json: boolean): void {
+  if (json) {
+    process.stdout.write(
+      `${JSON.stringify(rows, (_key, value) => (typeof value === "bigint" ? value.toString() : value))}\n`,
+    );
+    return;
+  }
+  if (rows.length === 0) {
+    process.stdout.write("no submissions yet\n");
+    return;
+  }
+  // A set_weights is confirmed when finalized; a commit when the chain revealed it.
+  const confirmed = rows.find((row) => row.status === "finalized" || row.status === "revealed");
+  const landed = confirmed?.commit?.revealBlock ?? confirmed?.finalizedBlock;
+  process.stdout.write(
+    confirmed
+      ? `last confirmed: block #${landed?.number} (${confirmed.updatedAt.toISOString()}), netuid ${confirmed.netuid}, uid ${confirmed.uid ?? "-"}, ${confirmed.uids.length} weights\n`
+      : "last confirmed: none of these\n",
+  );
+  for (const row of rows) {
+    const where = row.commit?.revealBlock ?? row.finalizedBlock ?? row.inBlock;
+    const error = row.errorName
+      ? ` ${row.errorName}${row.errorMessage ? `: ${row.errorMessage}` : ""}`
+      : "";
+    const cause = row.commit?.cause ? ` ${row.commit.cause}` : "";
+    process.stdout.write(
+      `  #${row.id} ${row.createdAt.toISOString()} netuid ${row.netuid} ${row.kind === "commit" ? "commit" : "set"} ${row.status.padEnd(10)} ${where ? `block #${where.number}` : "-"} ${row.extrinsicHash}${error}${cause}\n`,
+    );
+  }
+}
 
 interface ChainView {
   netuid: number;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { type LocalSubtensor, startLocalSubtensor } from "@platform/chain/local";
 import { initCrypto, keypairFromMnemonic } from "@platform/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../test/run-cli.js";
+import { runCli, spawnCli } from "../../test/run-cli.js";
 
 // Public test phrases (substrate's development phrase and two BIP-39 test vectors), never real keys.
 const VALIDATOR = "bottom drive obey lake curtain smoke basket hold race lonely fit walk";
@@ -143,6 +143,65 @@ describe.each(["spec424", "spec393"] as const)(
         weights: [65_535, 21_845],
       });
     });
+
+    onTheCurrentRuntime(
+      "status reads a running validator's submissions from its status file (the database is the run's alone)",
+      async () => {
+        const running = spawnCli(
+          [
+            "validator",
+            "run",
+            "--master",
+            masterUrl,
+            "--chain",
+            chain.url,
+            "--netuid",
+            String(NETUID),
+            "--block-ms",
+            "150",
+            "--hotkey",
+            hotkeyFile,
+          ],
+          { env: env() },
+        );
+        let out = "";
+        running.stdout?.on("data", (chunk) => {
+          out += chunk;
+        });
+        const exited = new Promise((resolve) => running.once("exit", resolve));
+        try {
+          // Not before the run holds its database: a status opening it first would keep the
+          // run from starting. Then its own confirmed submission (the first test's is older).
+          const deadline = Date.now() + 30_000;
+          while (!/confirmed: finalized/.test(out)) {
+            if (Date.now() > deadline) throw new Error(`the run confirmed nothing: ${out}`);
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
+          const status = await runCli(["validator", "status"], { env: env() });
+          expect(status.code, status.stderr).toBe(0);
+          expect(status.stdout).toMatch(
+            new RegExp(
+              `\\(the validator is running, process ${running.pid}: its submissions as of \\S+\\)`,
+            ),
+          );
+          expect(status.stdout).toMatch(/last confirmed: block #\d+ .*netuid 2, uid 0, 2 weights/);
+          const json = await runCli(["validator", "status", "--json", "--limit", "1"], {
+            env: env(),
+          });
+          const rows = JSON.parse(json.stdout) as { status: string; uids: number[] }[];
+          expect(rows).toHaveLength(1);
+          expect(rows[0]?.uids).toEqual([1, 2]);
+        } finally {
+          running.kill("SIGTERM");
+          await exited;
+        }
+        // Stopped, it let go of the database: status opens it again.
+        const after = await runCli(["validator", "status"], { env: env() });
+        expect(after.code, after.stderr).toBe(0);
+        expect(after.stdout).not.toContain("validator is running");
+        expect(after.stdout).toMatch(/last confirmed: block #\d+/);
+      },
+    );
 
     onTheCurrentRuntime(
       "holds the weights (exit 3) while a challenge with emission fails its collections, unless overridden",

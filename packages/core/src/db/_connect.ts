@@ -31,13 +31,16 @@ export async function connect(url: string, options: ConnectOptions): Promise<Sql
   }
 }
 
-/** An Error naming the target (password redacted) and the driver's reason (password removed). */
-export function connectionError(url: string, error: unknown): Error {
-  const raw =
-    error instanceof Error
-      ? error.message || String((error as { code?: unknown }).code)
-      : String(error);
-  return new Error(
+/**
+ * An Error naming the target (password redacted) and the driver's reason (password removed),
+ * with the driver's `code` (ECONNREFUSED, CONNECT_TIMEOUT, a SQLSTATE such as 57P03) kept, so
+ * a caller can tell a server not up yet from one that refuses it.
+ */
+export function connectionError(url: string, error: unknown): Error & { code?: string } {
+  const code = (error as { code?: unknown } | null)?.code;
+  const raw = error instanceof Error ? error.message || String(code) : String(error);
+  const wrapped = new Error(
     `Could not connect to PostgreSQL at ${redactDatabaseUrl(url)}: ${redactSecrets(raw, url)}`,
   );
+  return typeof code === "string" ? Object.assign(wrapped, { code }) : wrapped;
 }
