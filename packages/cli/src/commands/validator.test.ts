@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LocalSubtensor, startLocalSubtensor } from "@platform/chain/local";
 import { initCrypto, keypairFromMnemonic } from "@platform/core";
+import { ApiPromise, WsProvider } from "@polkadot/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, spawnCli } from "../../test/run-cli.js";
 
@@ -275,11 +276,47 @@ describe.each(["spec424", "spec393"] as const)(
       );
       expect(done.stdout).not.toMatch(/set_weights/);
       const json = await runCli(["validator", "status", "--json"], { env: env() });
-      const rows = JSON.parse(json.stdout) as { kind: string; status: string; netuid: number }[];
-      expect(rows.find((row) => row.netuid === CR_NETUID)).toMatchObject({
-        kind: "commit",
-        status: "revealed",
+      const rows = JSON.parse(json.stdout) as {
+        kind: string;
+        status: string;
+        netuid: number;
+        commit?: { revealRound: number; revealEpoch: number; revealBlock: { number: number } };
+      }[];
+      const row = rows.find((r) => r.netuid === CR_NETUID);
+      expect(row).toMatchObject({ kind: "commit", status: "revealed" });
+      // The round's pulse was not on chain before the reveal epoch began, as the chain ran it:
+      // nobody could decrypt the weights before the chain revealed them. The reveal epoch's first
+      // block is the formula's on spec 393 (tempo 10: epoch e starts at 11e - netuid - 1) and
+      // LastEpochBlock on the counter.
+      const commit = row?.commit;
+      if (!commit) throw new Error("no commit in the status");
+      const api = await ApiPromise.create({
+        provider: new WsProvider(chain.url),
+        noInitWarn: true,
       });
+      try {
+        const read = async (n: number, pallet: string, item: string, key: number) => {
+          const at = await api.at(await api.rpc.chain.getBlockHash(n));
+          const entry = at.query[pallet]?.[item];
+          if (!entry) throw new Error(`no ${pallet}.${item} at block ${n}`);
+          return (await entry(key)) as unknown as { isEmpty: boolean; toString(): string };
+        };
+        const revealedAt = commit.revealBlock.number;
+        const firstOfReveal =
+          runtime === "spec393"
+            ? commit.revealEpoch * 11 - (CR_NETUID + 1)
+            : Number(
+                (await read(revealedAt, "subtensorModule", "lastEpochBlock", CR_NETUID)).toString(),
+              );
+        expect(firstOfReveal).toBeLessThanOrEqual(revealedAt);
+        const pulse = await read(firstOfReveal - 1, "drand", "pulses", commit.revealRound);
+        expect(
+          pulse.isEmpty,
+          `round ${commit.revealRound} stored before block ${firstOfReveal}`,
+        ).toBe(true);
+      } finally {
+        await api.disconnect();
+      }
     });
 
     onTheCurrentRuntime("status --master says when a master sets no weights on chain", async () => {
