@@ -128,6 +128,18 @@ async function settleStopped(
   if (!(await ctx.stillLeader())) return;
   await ctx.engine.remove(info.Id);
   ctx.probeFailures.delete(info.Id);
+  await recordStopped(ctx, row, { container: info.Id });
+}
+
+/**
+ * Records that the reconciler stopped what ran for a challenge that should not run (its status):
+ * the state reset and a `runtime_stopped` event naming what was removed.
+ */
+export async function recordStopped(
+  ctx: StepContext,
+  row: ChallengeRow,
+  removed: { container: string } | { service: string },
+): Promise<void> {
   ctx.onAction(row.slug, "stop", "ok");
   await ctx.state.write(
     row.slug,
@@ -143,7 +155,7 @@ async function settleStopped(
     },
     {
       kind: "runtime_stopped",
-      detail: { reason: `status ${row.status}`, container: info.Id, holder: ctx.holder },
+      detail: { reason: `status ${row.status}`, ...removed, holder: ctx.holder },
     },
   );
 }

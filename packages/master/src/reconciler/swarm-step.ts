@@ -7,7 +7,7 @@ import {
   PORT_LABEL,
 } from "../runtime/challenge-containers.js";
 import type { SwarmTask } from "../swarm/swarm-tasks.js";
-import type { StepContext } from "./challenge-step.js";
+import { recordStopped, type StepContext } from "./challenge-step.js";
 import { desiredOf, replicasOf, serviceSpec, specHash } from "./desired-state.js";
 import { isEngineUnreachable, SPEC_LABEL } from "./engine-view.js";
 import { probeReadiness } from "./readiness-probe.js";
@@ -254,22 +254,5 @@ async function settleStopped(
   }
   if (!(await ctx.stillLeader())) return;
   await swarmOf(ctx).remove(service.ID);
-  ctx.onAction(row.slug, "stop", "ok");
-  await ctx.state.write(
-    row.slug,
-    "stopped",
-    {
-      observed: "stopped",
-      container_id: null,
-      last_action: "stop",
-      last_action_at: new Date(),
-      last_error: null,
-      failures: 0,
-      next_attempt_at: null,
-    },
-    {
-      kind: "runtime_stopped",
-      detail: { reason: `status ${row.status}`, service: service.ID, holder: ctx.holder },
-    },
-  );
+  await recordStopped(ctx, row, { service: service.ID });
 }
