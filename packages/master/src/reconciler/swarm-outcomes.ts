@@ -1,9 +1,9 @@
 import type { ChallengeRow } from "../registry/challenge-row.js";
 import type { SwarmTask } from "../swarm/swarm-tasks.js";
 import type { StepContext } from "./challenge-step.js";
-import { restartDelaySeconds } from "./restart-backoff.js";
 import type { RuntimeStateRow } from "./runtime-state-store.js";
 import { type ChallengeService, IMAGE_LABEL } from "./swarm-services.js";
+import { recordRollback } from "./update-rollback.js";
 
 /** Task states of a task that ended on its own (an update's or a removal's end is "shutdown"). */
 export const EXITED = new Set(["complete", "failed", "rejected"]);
@@ -55,38 +55,13 @@ export async function recordSwarmOutcome(
     return reason;
   }
   const reason = await rollbackReason(ctx, service);
-  if (runs.image !== row.image) await ctx.store.update(row.slug, { image: runs.image });
-  const failures = (state?.failures ?? 0) + 1;
-  const delay = restartDelaySeconds(
-    failures,
-    ctx.config.backoffSeconds,
-    ctx.config.backoffMaxSeconds,
-  );
-  ctx.onAction(row.slug, "update", "failed");
-  await ctx.state.write(
-    row.slug,
-    "running",
-    {
-      ...runs,
-      observed: "starting",
-      last_action: "rollback",
-      last_action_at: at,
-      last_error: `update to ${row.image} rolled back: ${reason}`,
-      failures,
-      next_attempt_at: new Date(Date.now() + delay * 1000),
-    },
-    {
-      kind: "runtime_rolled_back",
-      detail: {
-        image: row.image,
-        reason,
-        kept: runs.pinned_image,
-        restored_image: runs.image,
-        service: service.ID,
-        holder: ctx.holder,
-      },
-    },
-  );
+  await recordRollback(ctx, row, state, {
+    reason,
+    restoredImage: runs.image,
+    patch: { ...runs, observed: "starting" },
+    detail: { kept: runs.pinned_image, service: service.ID },
+    at,
+  });
   return reason;
 }
 
