@@ -137,8 +137,9 @@ stage_app() { # $1: a work directory
   local work=$1 stage="$1/app/opt/platform" path rel name dest
   for name in "${workspace_packages[@]}"; do
     mkdir -p "$stage/node_modules/@platform/$name"
+    # npm pack names it platform-<name>-<version>.tgz: one per package, whatever its version.
     tar -C "$stage/node_modules/@platform/$name" --strip-components=1 -xzf \
-      "$work/packs/platform-$name-0.0.0.tgz"
+      "$(ls "$work"/packs/platform-"$name"-[0-9]*.tgz)"
   done
   log "copying the production dependencies"
   while IFS= read -r path; do
