@@ -10,12 +10,8 @@ import {
   signingPayload,
   verifyExtrinsicSignature,
 } from "./_extrinsic.js";
-import {
-  findChainDataFile,
-  loadNamedRuntime,
-  RUNTIME_FILES,
-  type RuntimeName,
-} from "./_runtime.js";
+import { findChainDataFile, loadRuntime, RUNTIME_FILES, type RuntimeName } from "./_runtime.js";
+import { SPEC475_METADATA_PATH } from "./_test-spec475.js";
 
 interface Fixture {
   name: string;
@@ -42,10 +38,20 @@ const vectors = JSON.parse(readFileSync(findChainDataFile("vectors.json"), "utf8
 };
 const fixtures = vectors.finney_onchain_extrinsics_spec467.fixtures;
 
-describe.each(Object.keys(RUNTIME_FILES) as RuntimeName[])(
+// The two runtimes the local subtensor serves, and finney's spec-475 metadata as a check that the
+// decoding still holds on a newer runtime than the one the extrinsics were signed under.
+const METADATA_UNDER_TEST: [string, string][] = [
+  ...(Object.keys(RUNTIME_FILES) as RuntimeName[]).map((name): [string, string] => [
+    name,
+    findChainDataFile(RUNTIME_FILES[name]),
+  ]),
+  ["spec475 (test vector, V14)", SPEC475_METADATA_PATH],
+];
+
+describe.each(METADATA_UNDER_TEST)(
   "real finney extrinsics (spec 467) against the %s metadata",
-  (name) => {
-    const runtime = loadNamedRuntime(name);
+  (_name, path) => {
+    const runtime = loadRuntime(path);
     beforeAll(async () => {
       await cryptoWaitReady();
     });

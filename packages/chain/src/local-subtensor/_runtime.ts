@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Metadata, TypeRegistry } from "@polkadot/types";
-import type { RuntimeVersion } from "@polkadot/types/interfaces";
+import type { RuntimeVersion, SiLookupTypeId } from "@polkadot/types/interfaces";
 import type { Codec } from "@polkadot/types/types";
 import { u8aToHex } from "@polkadot/util";
 
@@ -224,15 +224,17 @@ function buildRuntime(metadataBytes: Uint8Array): Runtime {
   }
 
   const extrinsic = latest.extrinsic;
-  const extensions = extrinsic.transactionExtensions.map((ext) => {
-    const implicitDef = registry.lookup.getSiType(ext.implicit).def;
+  const implicitIds = implicitTypeIds(metadata);
+  const extensions = extrinsic.transactionExtensions.map((ext, i) => {
+    const implicit = implicitIds?.[i] ?? ext.implicit;
+    const implicitDef = registry.lookup.getSiType(implicit).def;
     const implicitEmpty =
       (implicitDef.isTuple && implicitDef.asTuple.length === 0) ||
       (implicitDef.isComposite && implicitDef.asComposite.fields.length === 0);
     return {
       identifier: ext.identifier.toString(),
       explicitType: lookupName(ext.type),
-      implicitType: lookupName(ext.implicit),
+      implicitType: lookupName(implicit),
       implicitEmpty,
     };
   });
@@ -313,6 +315,21 @@ function buildRuntime(metadataBytes: Uint8Array): Runtime {
       registry.createType(type, bytes) as unknown as T,
     encodeEvent,
   };
+}
+
+/**
+ * The implicit ("additional signed") type of each extension as a pre-V16 metadata states it.
+ * @polkadot/types' conversion of V14/V15 to the latest shape loses it (every extension's
+ * `implicit` comes out as type 0), so read it from the original; undefined for V16.
+ */
+function implicitTypeIds(metadata: Metadata): SiLookupTypeId[] | undefined {
+  if (metadata.version === 14) {
+    return metadata.asV14.extrinsic.signedExtensions.map((e) => e.additionalSigned);
+  }
+  if (metadata.version === 15) {
+    return metadata.asV15.extrinsic.signedExtensions.map((e) => e.additionalSigned);
+  }
+  return undefined;
 }
 
 /** Concatenates byte arrays into one. */
