@@ -294,28 +294,29 @@ describe("platform dev", () => {
 
   it("refuses a bad --port, a port in use and a --challenge that does not exist, with exit 1", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "cli-dev-"));
+    const port = await runCli(["dev", "--port", "http"], { cwd });
+    expect(port.code).toBe(1);
+    expect(port.stderr).toContain("--port must be a port number");
     // A lock left by a process that is gone (killed) does not block the next run.
     const kept = join(cwd, "kept");
     mkdirSync(kept);
     writeFileSync(join(kept, "platform-dev.pid"), "2147483646\n");
+    const missing = await runCli(
+      ["dev", "--port", "0", "--data-dir", kept, "--challenge", "nope.ts"],
+      { cwd },
+    );
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("--challenge nope.ts: no such file");
+    expect(missing.stderr).not.toMatch(/\n\s+at /);
+
     // A port in use is a sentence, and nothing is left running.
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
     const { port: busy } = taken.address() as AddressInfo;
     try {
-      // Three processes side by side: the bad flag stops before any data directory, the other
-      // two each claim their own (kept/, and ./.platform/dev).
-      const [port, missing, result] = await Promise.all([
-        runCli(["dev", "--port", "http"], { cwd }),
-        runCli(["dev", "--port", "0", "--data-dir", kept, "--challenge", "nope.ts"], { cwd }),
-        runCli(["dev", "--port", String(busy), "--challenge", templateModule], { cwd }),
-      ]);
-      expect(port.code).toBe(1);
-      expect(port.stderr).toContain("--port must be a port number");
-      expect(missing.code).toBe(1);
-      expect(missing.stderr).toContain("--challenge nope.ts: no such file");
-      expect(missing.stderr).not.toMatch(/\n\s+at /);
-
+      const result = await runCli(["dev", "--port", String(busy), "--challenge", templateModule], {
+        cwd,
+      });
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`127.0.0.1:${busy} is in use`);
       expect(existsSync(join(cwd, ".platform", "dev", "platform-dev.pid"))).toBe(false);
