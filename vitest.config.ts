@@ -84,8 +84,11 @@ export default defineConfig({
       ...project("cli", "packages/cli", 90_000, false),
       ...project("scoring-challenge", "examples/scoring-challenge", 120_000),
       ...project("agent-eval-challenge", "examples/agent-eval-challenge", 60_000),
-      // The deployment to copy, brought up with docker-compose: one file whose steps wait on
-      // containers (deploy/test/compose.test.ts sets its own timeouts).
+      // The deployment to copy, brought up with docker-compose and as a Swarm stack: files whose
+      // steps wait on containers (deploy/test/compose.test.ts sets its own timeouts). Not in
+      // `npm test` (`--project '!deploy'`): it tests the deployment's images, not the code, and
+      // runs as `npm run test:deploy`, a step of .ci/run after those images are built
+      // (docs/decisions.md, "Where the suite's time goes").
       ...project("deploy", "deploy", 300_000),
     ],
     // The JSON report is what `npm run test:slowest` reads (docs/decisions.md, "Where the

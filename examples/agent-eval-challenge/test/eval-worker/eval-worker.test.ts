@@ -108,6 +108,29 @@ describe(`the reference eval worker (on ${backend})`, () => {
     }
   }
 
+  /**
+   * agents/<name> submitted, prepared and run by the worker, once per file: the replay test reads
+   * the same accepted run of agents/half that its evaluation test checked (each test still runs
+   * alone: the first to ask runs it).
+   */
+  const evaluations = new Map<
+    AgentName,
+    Promise<{ zip: Buffer; prepared: PreparedRun; grant: TelemetryGrant; result: WorkerRun }>
+  >();
+  const evaluated = (name: AgentName) => {
+    let evaluation = evaluations.get(name);
+    if (!evaluation) {
+      evaluation = (async () => {
+        const zip = agentArchive(agentFiles(name));
+        const prepared = await preparedRunOf(t, zip);
+        const grant = grantFor(prepared);
+        return { zip, prepared, grant, result: await runWorker(prepared, grant) };
+      })();
+      evaluations.set(name, evaluation);
+    }
+    return evaluation;
+  };
+
   it.each<[AgentName, number]>([
     ["good", 1],
     ["half", 0.5],
@@ -115,10 +138,8 @@ describe(`the reference eval worker (on ${backend})`, () => {
   ])(
     "evaluates agents/%s: the result is receipted with score %s",
     async (name, score) => {
-      const prepared = await preparedRunOf(t, agentArchive(agentFiles(name)));
+      const { prepared, grant, result } = await evaluated(name);
       expect(prepared.plan.trials).toBeGreaterThan(0);
-      const grant = grantFor(prepared);
-      const result = await runWorker(prepared, grant);
       expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
       expect(result.stdout).toContain("eval-worker: result receipted (HTTP 202)");
       expect(result.stdout).toContain(`eval-worker: done: score ${score}`);
@@ -211,9 +232,7 @@ describe(`the reference eval worker (on ${backend})`, () => {
   }, 60_000);
 
   it("replays an accepted run: the same instances, the same checks, the same score", async () => {
-    const zip = agentArchive(agentFiles("half"));
-    const prepared = await preparedRunOf(t, zip);
-    const result = await runWorker(prepared);
+    const { zip, prepared, result } = await evaluated("half");
     expect(result.code, result.stdout).toBe(0);
     expect(await runRow(prepared)).toEqual({ state: "accepted", score: 0.5 });
     const printed = [

@@ -374,8 +374,11 @@ describe.each(["spec424", "spec393"] as const)(
             /no key named "nosuchkey"/,
           ],
         ];
-        for (const [args, message] of cases) {
-          const result = await runCli(args, { env: env() });
+        // Each refusal is its own process that stops at its flags, before any database or
+        // socket: they run side by side.
+        const results = await Promise.all(cases.map(([args]) => runCli(args, { env: env() })));
+        for (const [index, [args, message]] of cases.entries()) {
+          const result = results[index]!;
           expect(result.code, args.join(" ")).toBe(1);
           expect(result.stderr).toMatch(message);
           expect(result.stderr).not.toMatch(/\n\s+at /);
