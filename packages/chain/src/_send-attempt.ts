@@ -78,10 +78,12 @@ export function createSender(
   };
 
   // A pool refusal that is the era's end, not a key problem: past the era's death the pool reads
-  // another birth block's hash (BadProof) or none at all (AncientBirthBlock).
-  // The node's own best head (the subscription's may lag behind the pool's view).
+  // another birth block's hash (BadProof) or none at all (AncientBirthBlock). AncientBirthBlock
+  // is the era alone (the birth block its era names from the pool's current block is not one the
+  // chain can check); BadProof is the era's end only when the node's own best head shows it.
   const eraOver = async (refused: { name: string }, eraDeath: number) => {
-    if (!/bad signature|ancient birth block/i.test(refused.name)) return false;
+    if (/ancient birth block/i.test(refused.name)) return true;
+    if (!/bad signature/i.test(refused.name)) return false;
     const best = await client
       .call("reading the best head", async (api) =>
         (await api.rpc.chain.getHeader()).number.toNumber(),
@@ -234,16 +236,17 @@ export function createSender(
         const refused = rpcError(firstError);
         if (refused) {
           // Named as the chain names it (`RateLimitExceeded`, `StakeAmountTooLow`...), with what
-          // to do: the pool's `Custom(n)` alone tells an operator nothing.
+          // to do: the pool's `Custom(n)` alone tells an operator nothing. An era's end first: the
+          // pool calls it a bad signature or an ancient birth block.
           const rejection = poolRejection(refused);
-          const error = rejection
-            ? { code: refused.code, name: rejection.name, message: rejection.message }
-            : (await eraOver(refused, row.eraDeath))
-              ? {
-                  code: refused.code,
-                  name: "EraExpired",
-                  message: `reached the pool after its era ended (block ${row.eraDeath}): the pool checks the era's birth hash from the current block, hence "${refused.name}"; the weights go again`,
-                }
+          const error = (await eraOver(refused, row.eraDeath))
+            ? {
+                code: refused.code,
+                name: "EraExpired",
+                message: `reached the pool after its era ended (block ${row.eraDeath}): the pool reads the era's birth block from its current block, hence "${refused.name}"; the weights go again`,
+              }
+            : rejection
+              ? { code: refused.code, name: rejection.name, message: rejection.message }
               : refused;
           log.error(`the node's pool refused ${what}`, { id: row.id, netuid, ...error });
           return final(settled(await store.settle(row.id, { status: "failed", error })));

@@ -282,6 +282,18 @@ describe("commit-reveal v4 against a local subtensor", () => {
     expect((await store.get(lost.id))?.commit?.recommitId).toBe(again.submission.id);
   });
 
+  it("commits again at once, under --once too, when the pool refuses a commit for its era", async () => {
+    // The pool's word for an era that ended before the commit reached it (its epoch's block came
+    // first): AncientBirthBlock. Recorded as EraExpired, not as a key problem, and sent again.
+    node.fault({ kind: "reject_next", error: "AncientBirthBlock" });
+    const outcome = await run(10);
+    expect(outcome, show(outcome)).toMatchObject({ exitCode: 0, reason: "confirmed" });
+    const [refused, confirmed] = (await store.recent({ netuid: 10 })).reverse();
+    expect(refused).toMatchObject({ kind: "commit", status: "failed", errorName: "EraExpired" });
+    expect(refused?.errorMessage).toMatch(/reached the pool after its era ended/);
+    expect(confirmed).toMatchObject({ kind: "commit", status: "revealed" });
+  });
+
   it("reports a commit encrypted to another beacon than the chain's as unrevealed (decryption_failed)", async () => {
     const { log, lines } = recordingLogger();
     const outcome = await run(3, { log, drandPublicKey: DRAND_QUICKNET.publicKeyHex });

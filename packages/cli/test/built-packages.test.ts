@@ -26,6 +26,15 @@ describe("the built packages", () => {
     expect(result.code).toBe(0);
   });
 
+  it("the CLI's bundle loads the chain stack only in the commands that use it", () => {
+    // One bundle: a static import there is loaded at every start of every command (the local
+    // subtensor and @polkadot cost a CPU-second each time; the CLI's suites start it hundreds of
+    // times). The chain's entries are imported where a command needs them.
+    const bundle = readFileSync(join(repo, "packages/cli/dist/cli.js"), "utf8");
+    const staticImports = bundle.match(/^import [^;]*? from ['"][^'"]+['"];?$/gm) ?? [];
+    expect(staticImports.filter((line) => /@platform\/chain|@polkadot/.test(line))).toEqual([]);
+  });
+
   it("a challenge built on dist/ reports the SDK's package.json version, MASTER_VERSION the master's", async () => {
     // Plain node, no `@platform/source` condition: the packages resolve to their dist/. The
     // SDK's version is what every challenge's GET /version serves (it is not exported).
