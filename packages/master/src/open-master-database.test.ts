@@ -122,8 +122,9 @@ describe("the master's database at start", () => {
       ),
     );
     expect(error.message).not.toContain(PASSWORD);
+    // Not before the bound; that it stops at all is the message's attempt count and the test's
+    // timeout (no absolute upper bound: a loaded machine slows each attempt).
     expect(elapsed).toBeGreaterThanOrEqual(1900);
-    expect(elapsed).toBeLessThan(10_000);
     expect(lines.filter((line) => line.includes("waiting for PostgreSQL")).length).toBeGreaterThan(
       0,
     );
@@ -145,8 +146,10 @@ describe("the master's database at start", () => {
       );
       expect(error.message).toMatch(/Could not connect to PostgreSQL at .*: .*does not exist/);
       expect(error.message).not.toContain(PASSWORD);
-      expect(Date.now() - started).toBeLessThan(5000);
+      // Every wait logs a line: none means it did not wait. And it answered well inside its
+      // 30 s bound (relative to the bound, not a figure for this machine).
       expect(lines.filter((line) => line.includes("waiting for PostgreSQL"))).toEqual([]);
+      expect(Date.now() - started).toBeLessThan((30 * 1000) / 2);
     },
     20_000,
   );
