@@ -54,13 +54,13 @@ export function createSender(
     const { tempo, revealPeriodEpochs } = commit.state;
     const least = minRoundMarginBlocks(tempo);
     let now = await readBestTime(client, { signal, netuid });
-    const tooLate = () => {
+    const mustWait = () => {
       const margin = roundMarginBlocks(now.schedule ?? commit.state.schedule, revealPeriodEpochs);
       const room = commitInclusionRoom(advanceCommitState(netuid, commit.state, now));
       return margin < least || room < MIN_COMMIT_INCLUSION_ROOM;
     };
     // Bounded: within `least` blocks the next epoch starts, and both grow by an epoch.
-    for (let waited = 0; waited < least && tooLate(); waited++) {
+    for (let waited = 0; waited < least && mustWait(); waited++) {
       await client.waitForHead(now.best.number + 1, { signal }).catch((error) => {
         if (error instanceof ChainError && error.kind === "aborted") throw error;
       });
@@ -72,7 +72,7 @@ export function createSender(
   };
 
   // No block left before the era's death to include it in (the pool would refuse it).
-  const tooLate = (eraDeath: number) => {
+  const eraEndsBeforeNextBlock = (eraDeath: number) => {
     const head = client.head()?.number;
     return head !== undefined && head + 1 >= eraDeath;
   };
@@ -142,7 +142,7 @@ export function createSender(
     );
     // A commit whose epoch's block came while it was sealed and signed (a slow machine, a busy
     // node) would reach the pool with its era over: planned again for the next epoch instead.
-    for (let again = 0; again < 2 && commit && tooLate(signed.eraDeath); again++) {
+    for (let again = 0; again < 2 && commit && eraEndsBeforeNextBlock(signed.eraDeath); again++) {
       log.info("the commit's epoch ended while it was signed; planning it for the next one", {
         netuid,
         eraDeath: signed.eraDeath,
