@@ -35,6 +35,16 @@ describe("the built packages", () => {
     expect(staticImports.filter((line) => /@platform\/chain|@polkadot/.test(line))).toEqual([]);
   });
 
+  it("@platform/core's bundle loads @polkadot (the sr25519 WebAssembly) only in initCrypto", () => {
+    // Every master, challenge and CLI process imports core; loading the WebAssembly at import
+    // cost ~0.6 CPU-seconds in each, including those that never sign.
+    const bundle = readFileSync(join(repo, "packages/core/dist/index.js"), "utf8");
+    const staticImports = bundle.match(/^import [^;]*? from ['"][^'"]+['"];?$/gm) ?? [];
+    expect(staticImports.length).toBeGreaterThan(0);
+    expect(staticImports.filter((line) => /@polkadot/.test(line))).toEqual([]);
+    expect(bundle).toMatch(/import\(["']@polkadot\/wasm-crypto["']\)/);
+  });
+
   it("a challenge built on dist/ reports the SDK's package.json version, MASTER_VERSION the master's", async () => {
     // Plain node, no `@platform/source` condition: the packages resolve to their dist/. The
     // SDK's version is what every challenge's GET /version serves (it is not exported).

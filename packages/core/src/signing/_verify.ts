@@ -1,6 +1,5 @@
-import { sr25519Verify } from "@polkadot/wasm-crypto";
 import { wrapBytes } from "./_bytes.js";
-import { assertCryptoReady } from "./_wasm.js";
+import { cryptoWasm } from "./_wasm.js";
 
 // sr25519 check of `message` or of its `<Bytes>…</Bytes>` wrapping (what polkadot-js extensions sign).
 export function verifyBytes(
@@ -8,7 +7,7 @@ export function verifyBytes(
   signature: Uint8Array,
   publicKey: Uint8Array,
 ): boolean {
-  assertCryptoReady();
+  const { sr25519Verify } = cryptoWasm();
   try {
     return (
       sr25519Verify(signature, message, publicKey) ||

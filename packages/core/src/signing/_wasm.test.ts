@@ -1,13 +1,9 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
+import { cryptoWasm } from "./_wasm.js";
 
-// Importing @polkadot/util-crypto starts the wasm load on its own, so "not ready yet" is only
-// reachable deterministically by pretending.
-vi.mock("@polkadot/wasm-crypto", () => ({ isReady: () => false }));
-
-const { assertCryptoReady } = await import("./_wasm.js");
-
-describe("assertCryptoReady", () => {
+// Isolated (vitest.config.ts): no file before it in this process has run initCrypto.
+describe("cryptoWasm", () => {
   it("tells the caller how to fix a call made before initCrypto", () => {
-    expect(assertCryptoReady).toThrow(/await initCrypto\(\)/);
+    expect(cryptoWasm).toThrow(/await initCrypto\(\)/);
   });
 });

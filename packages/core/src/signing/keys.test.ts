@@ -27,6 +27,14 @@ describe("keys", () => {
     expect(pair.secretKey).toEqual(reference.secretKey);
   });
 
+  it("derives polkadot-js's mini secret for random 12- and 24-word phrases", () => {
+    for (const words of [12, 24, 12, 24] as const) {
+      const phrase = generateMnemonic(words);
+      const reference = sr25519PairFromSeed(mnemonicToMiniSecret(phrase));
+      expect(keypairFromMnemonic(phrase).publicKey, phrase).toEqual(reference.publicKey);
+    }
+  });
+
   it("derives the same pair from the mini secret seed", () => {
     expect(keypairFromSeed(DEV_SEED).address).toBe(DEV_ADDRESS);
     expect(keypairFromSeed(DEV_SEED.slice(2)).address).toBe(DEV_ADDRESS);

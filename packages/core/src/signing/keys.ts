@@ -1,9 +1,9 @@
-import { mnemonicToMiniSecret } from "@polkadot/util-crypto";
-import { sr25519KeypairFromSeed } from "@polkadot/wasm-crypto";
-import { generateMnemonic as bip39Generate, validateMnemonic } from "@scure/bip39";
+import { pbkdf2 } from "@noble/hashes/pbkdf2.js";
+import { sha512 } from "@noble/hashes/sha2.js";
+import { generateMnemonic as bip39Generate, mnemonicToEntropy, validateMnemonic } from "@scure/bip39";
 import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { parseHex } from "./_bytes.js";
-import { assertCryptoReady } from "./_wasm.js";
+import { cryptoWasm } from "./_wasm.js";
 import { encodeSs58, SS58_PREFIX } from "./ss58.js";
 
 /** An sr25519 key pair with its ss58 address. */
@@ -42,7 +42,16 @@ export function keypairFromMnemonic(
   if (!validateMnemonic(phrase, wordlist)) {
     throw new Error("invalid mnemonic: not a BIP-39 English phrase with a valid checksum");
   }
-  return keypairFromSeed(mnemonicToMiniSecret(phrase), options);
+  return keypairFromSeed(miniSecret(phrase), options);
+}
+
+// Substrate's mini secret (polkadot-js `mnemonicToMiniSecret`, no password): PBKDF2-SHA512 of
+// the BIP-39 entropy (not of the phrase, as BIP-39's own seed is), salt "mnemonic", 2048 rounds,
+// first 32 bytes.
+function miniSecret(phrase: string): Uint8Array {
+  const entropy = mnemonicToEntropy(phrase, wordlist);
+  const salt = new TextEncoder().encode("mnemonic");
+  return pbkdf2(sha512, entropy, salt, { c: 2048, dkLen: 64 }).slice(0, 32);
 }
 
 /** The key pair for a 32-byte mini secret seed (`0x`-hex or bytes). Requires `await initCrypto()`. */
@@ -52,8 +61,7 @@ export function keypairFromSeed(
 ): Sr25519Keypair {
   const bytes = typeof seed === "string" ? parseHex(seed, 32) : seed;
   if (bytes?.length !== 32) throw new TypeError("a seed is 32 bytes (64 hex characters)");
-  assertCryptoReady();
-  const pair = sr25519KeypairFromSeed(bytes);
+  const pair = cryptoWasm().sr25519KeypairFromSeed(bytes);
   const publicKey = pair.slice(64, 96);
   return {
     publicKey,

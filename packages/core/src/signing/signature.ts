@@ -1,14 +1,12 @@
-import { sr25519Sign } from "@polkadot/wasm-crypto";
 import { parseHex, toBytes, toHex } from "./_bytes.js";
 import { verifyBytes } from "./_verify.js";
-import { assertCryptoReady } from "./_wasm.js";
+import { cryptoWasm } from "./_wasm.js";
 import type { Sr25519Keypair } from "./keys.js";
 import { decodeSs58Account } from "./ss58.js";
 
 /** Signs `message` (a string is UTF-8 encoded) and returns the 64-byte signature as `0x`-hex. */
 export function signMessage(pair: Sr25519Keypair, message: Uint8Array | string): string {
-  assertCryptoReady();
-  return `0x${toHex(sr25519Sign(pair.publicKey, pair.secretKey, toBytes(message)))}`;
+  return `0x${toHex(cryptoWasm().sr25519Sign(pair.publicKey, pair.secretKey, toBytes(message)))}`;
 }
 
 /**
@@ -21,7 +19,7 @@ export function verifySignature(
   signatureHex: string,
   ss58: string,
 ): boolean {
-  assertCryptoReady();
+  cryptoWasm(); // before initCrypto a call is a programming error, thrown whatever the input
   const signature = parseHex(signatureHex, 64);
   if (!signature) return false;
   let publicKey: Uint8Array;

@@ -75,6 +75,15 @@ describe("ss58", () => {
     expect(isValidSs58(42 as unknown as string)).toBe(false);
   });
 
+  it("refuses a long string by its length, before decoding it", () => {
+    // Base58 decoding is quadratic: a megabyte of it would hold a verifier for minutes. The
+    // message names the length: the refusal came before any decoding.
+    expect(() => decodeSs58("2".repeat(1_000_000))).toThrow(
+      /1000000 characters, longer than any account address/,
+    );
+    expect(isValidSs58("2".repeat(65))).toBe(false);
+  });
+
   it("refuses to encode what is not a 32-byte key or a valid prefix", () => {
     expect(() => encodeSs58(new Uint8Array(31))).toThrow(/32-byte/);
     expect(() => encodeSs58(devPublic, 46)).toThrow(RangeError);

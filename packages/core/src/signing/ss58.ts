@@ -1,4 +1,5 @@
-import { base58Decode, base58Encode, blake2AsU8a, isBase58 } from "@polkadot/util-crypto";
+import { blake2b } from "@noble/hashes/blake2.js";
+import { base58 } from "@scure/base";
 
 /** The generic substrate prefix Bittensor uses for every hotkey and coldkey (`5…` addresses). */
 export const SS58_PREFIX = 42;
@@ -9,7 +10,7 @@ function checksum(payload: Uint8Array): Uint8Array {
   const input = new Uint8Array(CHECKSUM_PREFIX.length + payload.length);
   input.set(CHECKSUM_PREFIX, 0);
   input.set(payload, CHECKSUM_PREFIX.length);
-  return blake2AsU8a(input, 512).subarray(0, 2);
+  return blake2b(input, { dkLen: 64 }).subarray(0, 2);
 }
 
 function assertPrefix(prefix: number): void {
@@ -37,7 +38,7 @@ export function encodeSs58(publicKey: Uint8Array, prefix: number = SS58_PREFIX):
   const out = new Uint8Array(payload.length + 2);
   out.set(payload, 0);
   out.set(checksum(payload), payload.length);
-  return base58Encode(out);
+  return base58.encode(out);
 }
 
 /** A decoded ss58 account address. */
@@ -78,12 +79,21 @@ function shownAddress(address: string): string {
   return JSON.stringify(address.length > 64 ? `${address.slice(0, 64)}…` : address);
 }
 
+// Bitcoin's alphabet (no 0, O, I, l).
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
+// An account address is at most 36 bytes (a two-byte prefix, the key, the checksum): 50
+// characters. Base58 decoding is quadratic in the length, so a longer string is refused first.
+const MAX_ADDRESS_LENGTH = 64;
+
 function decodeUncached(address: string): Ss58Account {
   const shown = shownAddress(address);
-  if (address.length === 0 || !isBase58(address)) {
-    throw new Error(`invalid ss58 address ${shown}: not base58`);
+  if (address.length > MAX_ADDRESS_LENGTH) {
+    throw new Error(
+      `invalid ss58 address ${shown}: ${address.length} characters, longer than any account address`,
+    );
   }
-  const bytes = base58Decode(address);
+  if (!BASE58.test(address)) throw new Error(`invalid ss58 address ${shown}: not base58`);
+  const bytes = base58.decode(address);
   const first = bytes[0] ?? 0;
   const headLength = first < 64 ? 1 : 2;
   if (first >= 128 || bytes.length !== headLength + 32 + 2) {
