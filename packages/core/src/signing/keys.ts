@@ -1,6 +1,10 @@
 import { pbkdf2 } from "@noble/hashes/pbkdf2.js";
 import { sha512 } from "@noble/hashes/sha2.js";
-import { generateMnemonic as bip39Generate, mnemonicToEntropy, validateMnemonic } from "@scure/bip39";
+import {
+  generateMnemonic as bip39Generate,
+  mnemonicToEntropy,
+  validateMnemonic,
+} from "@scure/bip39";
 import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { parseHex } from "./_bytes.js";
 import { cryptoWasm } from "./_wasm.js";
