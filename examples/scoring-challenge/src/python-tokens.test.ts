@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { leastCpuMicros } from "../test/cpu-cost.js";
 import { pythonTokens } from "./python-tokens.js";
 
 const texts = (source: string) =>
@@ -97,19 +98,15 @@ describe("pythonTokens", () => {
   it("stays linear: eight times the input takes far less than 64 times as long", () => {
     const input = (n: number) =>
       `x = "${"a".repeat(n)}\n${"(".repeat(n)}\n${"name_1 = 2.5e3\n".repeat(n / 10)}`;
-    const time = (n: number) => {
+    const cost = (n: number) => {
       const text = input(n);
-      let best = Number.POSITIVE_INFINITY;
-      for (let round = 0; round < 3; round++) {
-        const started = performance.now();
+      return leastCpuMicros(() => {
         expect(pythonTokens(text).length).toBe(3 + n + (n / 10) * 3);
-        best = Math.min(best, performance.now() - started);
-      }
-      return best;
+      });
     };
-    const small = time(12_500);
-    const large = time(100_000);
-    // Linear is 8 times, quadratic 64; the floor keeps a very fast small run from deciding.
-    expect(large / Math.max(small, 1)).toBeLessThan(24);
+    const small = cost(12_500);
+    const large = cost(100_000);
+    // Linear is 8 times, quadratic 64; the 1 ms floor keeps a very fast small run from deciding.
+    expect(large / Math.max(small, 1000)).toBeLessThan(24);
   });
 });
