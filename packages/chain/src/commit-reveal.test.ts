@@ -65,7 +65,7 @@ describe("commit-reveal v4 against a local subtensor", () => {
       subnetDefaults: { CommitRevealWeightsEnabled: true, WeightsSetRateLimit: 0 },
     });
     const { alice, bob, charlie } = keys;
-    const nets = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+    const nets = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
     await Promise.all(nets.map((n) => node.registerNeuron(n, alice.address, true)));
     await Promise.all(nets.map((n) => node.registerNeuron(n, bob.address)));
     await Promise.all([
@@ -292,6 +292,25 @@ describe("commit-reveal v4 against a local subtensor", () => {
     expect(refused).toMatchObject({ kind: "commit", status: "failed", errorName: "EraExpired" });
     expect(refused?.errorMessage).toMatch(/reached the pool after its era ended/);
     expect(confirmed).toMatchObject({ kind: "commit", status: "revealed" });
+  });
+
+  it("keeps a bad-signature refusal inside the commit's era a key problem, not an era's end", async () => {
+    // BadProof is the era's end only once the node's best head has reached the era's death;
+    // before that it is what it says, and committing the same key again would only repeat it.
+    node.fault({ kind: "reject_next", error: "BadProof" });
+    const outcome = await run(12);
+    expect(outcome, show(outcome)).toMatchObject({
+      exitCode: 1,
+      reason: "failed",
+      message: expect.stringMatching(/bad signature/),
+    });
+    const rows = await store.recent({ netuid: 12 });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ kind: "commit", status: "failed", errorCode: "1010" });
+    expect(rows[0]?.errorName).not.toBe("EraExpired");
+    expect(rows[0]?.eraDeath).toBeGreaterThan(
+      rows[0]?.builtBlock.number ?? Number.POSITIVE_INFINITY,
+    );
   });
 
   it("reports a commit encrypted to another beacon than the chain's as unrevealed (decryption_failed)", async () => {

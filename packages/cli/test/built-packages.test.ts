@@ -13,6 +13,10 @@ const versionOf = (name: string) =>
     }
   ).version;
 
+/** A bundle's top-level `import … from "…"` lines: what loads whenever the bundle does. */
+const staticImportsOf = (path: string) =>
+  readFileSync(join(repo, path), "utf8").match(/^import [^;]*? from ['"][^'"]+['"];?$/gm) ?? [];
+
 describe("the built packages", () => {
   beforeAll(ensureBuilt, 300_000);
 
@@ -30,19 +34,17 @@ describe("the built packages", () => {
     // One bundle: a static import there is loaded at every start of every command (the local
     // subtensor and @polkadot cost a CPU-second each time; the CLI's suites start it hundreds of
     // times). The chain's entries are imported where a command needs them.
-    const bundle = readFileSync(join(repo, "packages/cli/dist/cli.js"), "utf8");
-    const staticImports = bundle.match(/^import [^;]*? from ['"][^'"]+['"];?$/gm) ?? [];
+    const staticImports = staticImportsOf("packages/cli/dist/cli.js");
     expect(staticImports.filter((line) => /@platform\/chain|@polkadot/.test(line))).toEqual([]);
   });
 
   it("@platform/core's bundle loads @polkadot (the sr25519 WebAssembly) only in initCrypto", () => {
     // Every master, challenge and CLI process imports core; loading the WebAssembly at import
     // cost ~0.6 CPU-seconds in each, including those that never sign.
-    const bundle = readFileSync(join(repo, "packages/core/dist/index.js"), "utf8");
-    const staticImports = bundle.match(/^import [^;]*? from ['"][^'"]+['"];?$/gm) ?? [];
+    const staticImports = staticImportsOf("packages/core/dist/index.js");
     expect(staticImports.length).toBeGreaterThan(0);
     expect(staticImports.filter((line) => /@polkadot/.test(line))).toEqual([]);
-    expect(bundle).toMatch(/import\(["']@polkadot\/wasm-crypto["']\)/);
+    expect(readFileSync(join(repo, "packages/core/dist/index.js"), "utf8")).toMatch(/import\(["']@polkadot\/wasm-crypto["']\)/);
   });
 
   it("a challenge built on dist/ reports the SDK's package.json version, MASTER_VERSION the master's", async () => {

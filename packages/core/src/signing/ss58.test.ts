@@ -81,7 +81,13 @@ describe("ss58", () => {
     expect(() => decodeSs58("2".repeat(1_000_000))).toThrow(
       /1000000 characters, longer than any account address/,
     );
-    expect(isValidSs58("2".repeat(65))).toBe(false);
+    // The bound is 64: one character more is refused for its length, 64 are decoded (and refused
+    // for what they decode to), and the longest real address (a two-byte prefix) is well inside.
+    expect(() => decodeSs58("2".repeat(65))).toThrow(/65 characters, longer than/);
+    expect(() => decodeSs58("2".repeat(64))).toThrow(/not a 32-byte account/);
+    const longest = encodeSs58(new Uint8Array(32).fill(0xff), 16383);
+    expect(longest.length).toBeLessThanOrEqual(50);
+    expect(decodeSs58Account(longest).prefix).toBe(16383);
   });
 
   it("refuses to encode what is not a 32-byte key or a valid prefix", () => {
