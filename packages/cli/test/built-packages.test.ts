@@ -44,7 +44,9 @@ describe("the built packages", () => {
     const staticImports = staticImportsOf("packages/core/dist/index.js");
     expect(staticImports.length).toBeGreaterThan(0);
     expect(staticImports.filter((line) => /@polkadot/.test(line))).toEqual([]);
-    expect(readFileSync(join(repo, "packages/core/dist/index.js"), "utf8")).toMatch(/import\(["']@polkadot\/wasm-crypto["']\)/);
+    expect(readFileSync(join(repo, "packages/core/dist/index.js"), "utf8")).toMatch(
+      /import\(["']@polkadot\/wasm-crypto["']\)/,
+    );
   });
 
   it("a challenge built on dist/ reports the SDK's package.json version, MASTER_VERSION the master's", async () => {
